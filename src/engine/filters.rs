@@ -1,0 +1,304 @@
+//! Cheap checks that cut the classic false positives after a regex matched: documentation
+//! example keys, placeholders, low entropy, bad checksums, and, for generic assignment rules,
+//! variable references, hashes, uuids and paths.
+
+use crate::rules::{Checksum, Rule};
+use base64::Engine as _;
+
+/// Whether a match survives the filters. `key` is the matched text before the secret (a
+/// variable name and an assignment sign, for context rules).
+pub(super) fn keep(rule: &Rule, key: &[u8], secret: &[u8]) -> bool {
+    if is_documentation_example(secret) || (!rule.public && is_placeholder(secret)) {
+        return false;
+    }
+    if let Some(min) = rule.entropy {
+        if shannon_entropy(secret) < min {
+            return false;
+        }
+    }
+    if let Some(c) = rule.checksum {
+        let ok = match c {
+            Checksum::Github => github_checksum_ok(secret),
+            Checksum::Jwt => jwt_header_ok(secret),
+            Checksum::Base64Credentials => base64_credentials_ok(secret),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    !(rule.generic && generic_reject(key, secret))
+}
+
+/// Shannon entropy of `bytes`, in bits per byte.
+pub fn shannon_entropy(bytes: &[u8]) -> f64 {
+    if bytes.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &b in bytes {
+        counts[b as usize] += 1;
+    }
+    let n = bytes.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// AWS documents its example credentials with an `EXAMPLE` suffix (`AKIAIOSFODNN7EXAMPLE`,
+/// `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`); other vendors copied the habit.
+fn is_documentation_example(secret: &[u8]) -> bool {
+    secret.ends_with(b"EXAMPLE") || secret.ends_with(b"EXAMPLEKEY")
+}
+
+const PLACEHOLDER_WORDS: &[&str] = &[
+    "xxxx",
+    "changeme",
+    "change_me",
+    "change-me",
+    "your_",
+    "your-",
+    "yourkey",
+    "yourtoken",
+    "yoursecret",
+    "yourpassword",
+    "placeholder",
+    "password",
+    "passw0rd",
+    "redacted",
+    "dummy",
+    "example",
+    "sample",
+    "insert",
+    "replace",
+    "****",
+    "....",
+    "abcdefgh",
+    "12345678",
+    "0123456",
+    "<",
+    ">",
+    "${",
+    "{{",
+    "}}",
+    "%(",
+];
+
+/// Whole values that are never real secrets: default and documentation passwords.
+const PLACEHOLDER_VALUES: &[&str] = &[
+    "pass", "pwd", "passwd", "secret", "root", "admin", "test", "guest", "user", "postgres",
+    "mysql", "redis", "rabbitmq", "changeit", "letmein", "qwerty", "default", "none", "null",
+    "nil", "true", "false", "foo", "bar", "foobar", "token", "%s",
+];
+
+fn is_placeholder(secret: &[u8]) -> bool {
+    let lower = secret.to_ascii_lowercase();
+    if PLACEHOLDER_VALUES.iter().any(|v| lower == v.as_bytes()) {
+        return true;
+    }
+    // `$NAME` is a shell variable, not its value.
+    if secret.len() > 1 && secret[0] == b'$' && secret[1].is_ascii_alphabetic() {
+        return true;
+    }
+    if PLACEHOLDER_WORDS
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
+    {
+        return true;
+    }
+    // Runs of one character (`aaaaaaaa`, `00000000`) and strings of very few distinct bytes.
+    // Only short values: long structured secrets (an OpenSSH key's `AAAAAAAA`) have runs.
+    if secret.len() > 128 {
+        return false;
+    }
+    let mut run = 1;
+    for w in secret.windows(2) {
+        run = if w[0] == w[1] { run + 1 } else { 1 };
+        if run >= 6 {
+            return true;
+        }
+    }
+    let mut seen = [false; 256];
+    let mut distinct = 0;
+    for &b in secret {
+        if !seen[b as usize] {
+            seen[b as usize] = true;
+            distinct += 1;
+        }
+    }
+    secret.len() >= 10 && distinct <= 3
+}
+
+const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// GitHub's (and npm's) token format: `prefix_` + 30 random base62 characters + the CRC32 of
+/// those 30, base62-encoded in 6 characters.
+pub(crate) fn github_checksum_ok(secret: &[u8]) -> bool {
+    let Some(us) = memchr::memrchr(b'_', secret) else {
+        return false;
+    };
+    let body = &secret[us + 1..];
+    if body.len() < 7 {
+        return false;
+    }
+    let (random, check) = body.split_at(body.len() - 6);
+    base62_6(crc32fast::hash(random)).as_slice() == check
+}
+
+pub(crate) fn base62_6(mut n: u32) -> [u8; 6] {
+    let mut out = [b'0'; 6];
+    for slot in out.iter_mut().rev() {
+        *slot = BASE62[(n % 62) as usize];
+        n /= 62;
+    }
+    out
+}
+
+fn b64_decode_lenient(s: &[u8]) -> Option<Vec<u8>> {
+    let trimmed: Vec<u8> = s.iter().copied().filter(|&b| b != b'=').collect();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(&trimmed)
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(&trimmed))
+        .ok()
+}
+
+/// A JWT's first segment is base64url JSON naming an algorithm or a type.
+fn jwt_header_ok(secret: &[u8]) -> bool {
+    let header = secret.split(|&b| b == b'.').next().unwrap_or_default();
+    b64_decode_lenient(header).is_some_and(|h| {
+        h.first() == Some(&b'{')
+            && (memchr::memmem::find(&h, b"\"alg\"").is_some()
+                || memchr::memmem::find(&h, b"\"typ\"").is_some())
+    })
+}
+
+/// `user:password` in base64, as in a Docker `config.json` `auth` field.
+fn base64_credentials_ok(secret: &[u8]) -> bool {
+    b64_decode_lenient(secret).is_some_and(|d| {
+        let colon = d.iter().position(|&b| b == b':');
+        colon.is_some_and(|c| c > 0 && c + 1 < d.len())
+            && d.iter().all(|&b| (0x20..0x7f).contains(&b))
+    })
+}
+
+const HASH_WORDS: &[&str] = &[
+    "hash", "sha", "md5", "digest", "checksum", "integrity", "nonce", "salt", "commit",
+];
+const FILE_SUFFIXES: &[&str] = &[
+    ".json", ".pem", ".key", ".txt", ".yaml", ".yml", ".toml", ".env", ".crt", ".p12", ".pfx",
+    ".cfg", ".ini", ".conf",
+];
+
+/// Filters for `password = …`-style rules, where the name alone says little.
+fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
+    let lower_key = key.to_ascii_lowercase();
+    let lower = secret.to_ascii_lowercase();
+    let has = |hay: &[u8], w: &str| memchr::memmem::find(hay, w.as_bytes()).is_some();
+    let hex = secret.iter().all(|b| b.is_ascii_hexdigit());
+    // Hashes: hex of a digest length, or any value under a hash-like name.
+    if (hex && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128))
+        || HASH_WORDS.iter().any(|w| has(&lower_key, w))
+    {
+        return true;
+    }
+    if is_uuid(secret) {
+        return true;
+    }
+    // Variable references and code: `os.environ`, `settings.SECRET`, `MY_TOKEN_NAME`,
+    // `process.env.X`, `get_password()`.
+    let identifier = |s: &[u8]| {
+        !s.is_empty() && s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_')
+    };
+    if secret.split(|&b| b == b'.').all(identifier) && secret.contains(&b'.') {
+        return true;
+    }
+    if secret
+        .iter()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+        && secret.contains(&b'_')
+    {
+        return true;
+    }
+    if secret.starts_with(b"$")
+        || secret.starts_with(b"/")
+        || secret.starts_with(b"./")
+        || has(&lower, "://")
+        || has(&lower, "env")
+        || FILE_SUFFIXES.iter().any(|s| lower.ends_with(s.as_bytes()))
+    {
+        return true;
+    }
+    // A secret mixes letters with digits or symbols; words, identifiers and kebab-case
+    // names (`prod-db-credentials`) do not. Long mixed-case runs count as random too.
+    let letters = secret.iter().any(|b| b.is_ascii_alphabetic());
+    let others = secret
+        .iter()
+        .any(|b| !b.is_ascii_alphabetic() && !matches!(b, b'-' | b'_' | b'.'));
+    let mixed_case = secret.len() >= 20
+        && secret.iter().any(|b| b.is_ascii_uppercase())
+        && secret.iter().any(|b| b.is_ascii_lowercase());
+    !(letters && (others || mixed_case))
+}
+
+fn is_uuid(s: &[u8]) -> bool {
+    s.len() == 36
+        && s.iter().enumerate().all(|(i, &b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base62_checksum_roundtrip() {
+        let random = b"AbCdEfGhIjKlMnOpQrStUvWxYz0123";
+        let mut tok = b"ghp_".to_vec();
+        tok.extend_from_slice(random);
+        tok.extend_from_slice(&base62_6(crc32fast::hash(random)));
+        assert!(github_checksum_ok(&tok));
+        let last = tok.len() - 1;
+        tok[last] = if tok[last] == b'A' { b'B' } else { b'A' };
+        assert!(!github_checksum_ok(&tok));
+    }
+
+    #[test]
+    fn entropy_bounds() {
+        assert_eq!(shannon_entropy(b"aaaa"), 0.0);
+        assert!((shannon_entropy(b"abcd") - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn placeholders() {
+        for p in [
+            "xxxxxxxxxxxxxxxxxxxx",
+            "${AWS_SECRET}",
+            "<your-token>",
+            "changeme123",
+            "0000000000000000",
+            "abababababab",
+        ] {
+            assert!(is_placeholder(p.as_bytes()), "{p}");
+        }
+        assert!(!is_placeholder(b"q8Vz3LmT0pWx9RkJ2nHs"));
+    }
+
+    #[test]
+    fn generic_filters() {
+        assert!(generic_reject(b"password = ", b"os.environ.get"));
+        assert!(generic_reject(b"token = ", b"MY_SECRET_TOKEN"));
+        assert!(generic_reject(
+            b"token = ",
+            b"123e4567-e89b-12d3-a456-426614174000"
+        ));
+        assert!(generic_reject(b"password_hash = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
+        assert!(generic_reject(b"password = ", b"correcthorsebattery"));
+        assert!(!generic_reject(b"password = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
+    }
+}

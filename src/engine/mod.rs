@@ -1,0 +1,362 @@
+//! Bytes in, matches out. No I/O.
+//!
+//! One Aho-Corasick automaton over every rule's keywords finds candidate positions; each
+//! candidate rule's regex then runs only on a window around its hits, merged so that a rule is
+//! confirmed at most once per stretch of input. A rule's window is the longest match its
+//! pattern can produce, so every match that contains a keyword is inside the window of that
+//! keyword's hit: the prefilter never drops a match the full regex would find.
+
+mod filters;
+
+use crate::rules::{Rule, RuleError, MAX_WINDOW};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use rayon::prelude::*;
+use regex_automata::{meta, util::primitives::NonMaxUsize, Input, PatternID};
+use std::collections::HashMap;
+
+pub use filters::shannon_entropy;
+
+/// Inputs larger than this are split into chunks of this size and searched in parallel.
+const CHUNK: usize = 8 << 20;
+
+/// One confirmed match. Offsets are into the scanned bytes; no secret is held here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Match {
+    /// The secret group.
+    pub start: usize,
+    pub end: usize,
+    /// Index of the rule in [`Engine::rules`].
+    pub rule: usize,
+    /// The whole match (the secret plus its context, such as a variable name).
+    pub match_start: usize,
+    pub match_end: usize,
+}
+
+impl Match {
+    pub fn span(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+}
+
+struct Compiled {
+    regex: meta::Regex,
+    /// Capture group index of `secret`.
+    group: usize,
+    /// Bytes to search on each side of a keyword hit.
+    window: usize,
+    /// (companion rule index, largest distance)
+    requires: Option<(usize, usize)>,
+}
+
+/// The compiled rule set. Cheap to share between threads.
+pub struct Engine {
+    rules: Vec<Rule>,
+    compiled: Vec<Compiled>,
+    ac: AhoCorasick,
+    /// For each keyword (automaton pattern id), the rules that listed it.
+    keyword_rules: Vec<Vec<usize>>,
+    longest_keyword: usize,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("rules", &self.rules.len())
+            .field("keywords", &self.keyword_rules.len())
+            .finish()
+    }
+}
+
+fn syntax_config() -> regex_automata::util::syntax::Config {
+    // Bytes, not text: secrets sit in invalid UTF-8 too, and ASCII classes are much faster.
+    regex_automata::util::syntax::Config::new()
+        .unicode(false)
+        .utf8(false)
+        .nest_limit(64)
+}
+
+impl Engine {
+    /// Compile `rules`. Fails on the first rule that cannot be compiled, naming it.
+    pub fn new(rules: Vec<Rule>) -> Result<Engine, RuleError> {
+        let mut ids = HashMap::new();
+        for (i, r) in rules.iter().enumerate() {
+            if let Some(prev) = ids.insert(r.id.clone(), i) {
+                return Err(r.invalid(
+                    "id",
+                    format!("duplicate id (also in {})", rules[prev].origin),
+                ));
+            }
+            validate_id(r)?;
+        }
+        let mut compiled = Vec::with_capacity(rules.len());
+        let mut keywords: Vec<String> = Vec::new();
+        let mut keyword_ids: HashMap<String, usize> = HashMap::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            compiled.push(compile(r, &ids)?);
+            if r.keywords.is_empty() {
+                return Err(r.invalid("keywords", "at least one keyword is required"));
+            }
+            for k in &r.keywords {
+                if k.len() < 2 {
+                    return Err(r.invalid("keywords", format!("{k:?} is shorter than 2 bytes")));
+                }
+                let k = k.to_ascii_lowercase();
+                let id = *keyword_ids.entry(k.clone()).or_insert_with(|| {
+                    keywords.push(k);
+                    keyword_rules.push(Vec::new());
+                    keywords.len() - 1
+                });
+                if !keyword_rules[id].contains(&i) {
+                    keyword_rules[id].push(i);
+                }
+            }
+        }
+        let ac = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            // A DFA is ~3x faster than the NFA the builder picks at this size; memory is a few MB.
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&keywords)
+            .map_err(|e| RuleError::Parse {
+                file: "keywords".into(),
+                message: e.to_string(),
+            })?;
+        let longest_keyword = keywords.iter().map(|k| k.len()).max().unwrap_or(0);
+        Ok(Engine {
+            rules,
+            compiled,
+            ac,
+            keyword_rules,
+            longest_keyword,
+        })
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Find every secret in `hay`.
+    pub fn scan(&self, hay: &[u8]) -> Vec<Match> {
+        let raw = if hay.len() <= CHUNK {
+            self.candidates(hay, 0..hay.len())
+        } else {
+            let starts: Vec<usize> = (0..hay.len()).step_by(CHUNK).collect();
+            let mut all: Vec<Match> = starts
+                .into_par_iter()
+                .flat_map_iter(|s| self.candidates(hay, s..(s + CHUNK).min(hay.len())))
+                .collect();
+            all.sort_unstable();
+            all.dedup();
+            all
+        };
+        self.finish(hay, raw)
+    }
+
+    /// Regex matches confirmed around the keyword hits that *start* in `range`. Windows may
+    /// reach outside `range`, so chunks need no overlap of their own.
+    pub fn candidates(&self, hay: &[u8], range: std::ops::Range<usize>) -> Vec<Match> {
+        // A keyword that starts in range may end past it.
+        let end = (range.end + self.longest_keyword).min(hay.len());
+        let input = aho_corasick::Input::new(hay).range(range.start..end);
+        let mut windows: Vec<(usize, usize, usize)> = Vec::new();
+        for m in self.ac.find_overlapping_iter(input) {
+            if m.start() >= range.end {
+                continue;
+            }
+            for &r in &self.keyword_rules[m.pattern().as_usize()] {
+                let w = self.compiled[r].window;
+                windows.push((
+                    r,
+                    m.end().saturating_sub(w),
+                    (m.start() + w).min(hay.len()),
+                ));
+            }
+        }
+        windows.sort_unstable();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < windows.len() {
+            let (rule, ws, mut we) = windows[i];
+            i += 1;
+            while i < windows.len() && windows[i].0 == rule && windows[i].1 <= we {
+                we = we.max(windows[i].2);
+                i += 1;
+            }
+            self.confirm(rule, hay, ws, we, &mut out);
+        }
+        out
+    }
+
+    /// Every rule's regex over the whole input, with no prefilter: the reference the
+    /// prefiltered engine must agree with (used by tests).
+    pub fn reference_candidates(&self, hay: &[u8]) -> Vec<Match> {
+        let mut out = Vec::new();
+        for r in 0..self.rules.len() {
+            self.confirm(r, hay, 0, hay.len(), &mut out);
+        }
+        out
+    }
+
+    fn confirm(&self, rule: usize, hay: &[u8], start: usize, end: usize, out: &mut Vec<Match>) {
+        let c = &self.compiled[rule];
+        let mut slots = vec![None::<NonMaxUsize>; 2 * (c.group + 1)];
+        let mut at = start;
+        while at <= end {
+            let input = Input::new(hay).range(at..end);
+            if c.regex.search_slots(&input, &mut slots).is_none() {
+                break;
+            }
+            let (Some(ms), Some(me)) = (slots[0], slots[1]) else {
+                break;
+            };
+            let (ms, me) = (ms.get(), me.get());
+            if let (Some(s), Some(e)) = (slots[2 * c.group], slots[2 * c.group + 1]) {
+                if e.get() > s.get() {
+                    out.push(Match {
+                        start: s.get(),
+                        end: e.get(),
+                        rule,
+                        match_start: ms,
+                        match_end: me,
+                    });
+                }
+            }
+            at = if me > ms { me } else { me + 1 };
+        }
+    }
+
+    /// Filters, companions and overlaps: turns raw regex matches into findings' matches.
+    pub fn finish(&self, hay: &[u8], mut raw: Vec<Match>) -> Vec<Match> {
+        raw.sort_unstable();
+        raw.dedup();
+        raw.retain(|m| {
+            filters::keep(
+                &self.rules[m.rule],
+                &hay[m.match_start..m.start],
+                &hay[m.span()],
+            )
+        });
+        // A rule that needs a companion keeps a match only with the companion close by.
+        // Matches are sorted by start and no secret is longer than MAX_WINDOW, so each check
+        // looks at a bounded slice found by binary search, never at every other match.
+        let near = |ms: &[Match], lo: usize, hi: usize| -> std::ops::Range<usize> {
+            ms.partition_point(|o| o.start < lo.saturating_sub(MAX_WINDOW))
+                ..ms.partition_point(|o| o.start <= hi)
+        };
+        let kept: Vec<Match> = raw
+            .iter()
+            .filter(|m| match self.compiled[m.rule].requires {
+                None => true,
+                Some((other, within)) => raw[near(&raw, m.start.saturating_sub(within), m.end + within)]
+                    .iter()
+                    .any(|o| o.rule == other && distance(o.span(), m.span()) <= within),
+            })
+            .copied()
+            .collect();
+        // One secret, one finding: a specific rule wins over a generic one, then the earlier rule.
+        let mut out: Vec<Match> = Vec::with_capacity(kept.len());
+        for m in &kept {
+            let shadowed = kept[near(&kept, m.start, m.end)].iter().any(|o| {
+                o != m
+                    && overlaps(o.span(), m.span())
+                    && match (self.rules[o.rule].generic, self.rules[m.rule].generic) {
+                        (false, true) => true,
+                        (true, false) => false,
+                        _ => o.span() == m.span() && o.rule < m.rule,
+                    }
+            });
+            if !shadowed {
+                out.push(*m);
+            }
+        }
+        out
+    }
+}
+
+fn overlaps(a: std::ops::Range<usize>, b: std::ops::Range<usize>) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
+fn distance(a: std::ops::Range<usize>, b: std::ops::Range<usize>) -> usize {
+    if overlaps(a.clone(), b.clone()) {
+        0
+    } else if a.end <= b.start {
+        b.start - a.end
+    } else {
+        a.start - b.end
+    }
+}
+
+fn validate_id(r: &Rule) -> Result<(), RuleError> {
+    let ok = !r.id.is_empty()
+        && r.id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(r.invalid(
+            "id",
+            "must be non-empty lowercase letters, digits, '.' and '-'",
+        ))
+    }
+}
+
+fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .nest_limit(64)
+        .build()
+        .parse(&r.pattern)
+        .map_err(|e| r.invalid("pattern", e.to_string()))?;
+    let window = match (hir.properties().maximum_len(), r.window) {
+        (_, Some(w)) => w,
+        (Some(n), None) => n,
+        (None, None) => {
+            return Err(r.invalid(
+                "pattern",
+                "match length is unbounded: use bounded repetition ({m,n}) or set `window`",
+            ))
+        }
+    };
+    if window > MAX_WINDOW {
+        return Err(r.invalid(
+            "pattern",
+            format!("longest match {window} exceeds {MAX_WINDOW} bytes; set a smaller `window`"),
+        ));
+    }
+    let regex = meta::Builder::new()
+        .syntax(syntax_config())
+        .configure(
+            meta::Config::new()
+                .nfa_size_limit(Some(8 << 20))
+                .hybrid_cache_capacity(1 << 20),
+        )
+        .build(&r.pattern)
+        .map_err(|e| r.invalid("pattern", e.to_string()))?;
+    let group = regex
+        .group_info()
+        .to_index(PatternID::ZERO, "secret")
+        .ok_or_else(|| r.invalid("pattern", "no capture group named `secret`"))?;
+    if let Some(e) = r.entropy {
+        if !(0.0..=8.0).contains(&e) {
+            return Err(r.invalid("entropy", "must be between 0 and 8 bits per byte"));
+        }
+    }
+    let requires = match &r.requires {
+        None => None,
+        Some(q) => Some((
+            *ids.get(&q.rule)
+                .ok_or_else(|| r.invalid("requires", format!("no rule with id {:?}", q.rule)))?,
+            q.within,
+        )),
+    };
+    Ok(Compiled {
+        regex,
+        group,
+        window,
+        requires,
+    })
+}

@@ -1,0 +1,15 @@
+//! leakhound finds credentials that leak where an AI code interpreter works: its output
+//! streams, environment, images, the repositories it reads and writes.
+//!
+//! Data flows one way: [`source`] yields blobs, the [`engine`] finds matches in their bytes,
+//! [`report`] turns them into findings and writes them. [`rules`] holds the rule model and the
+//! embedded default set; [`policy`] the operator's allowlists and baselines; [`scan`] wires the
+//! stages together; [`cli`] is the command line.
+
+pub mod cli;
+pub mod engine;
+pub mod policy;
+pub mod report;
+pub mod rules;
+pub mod scan;
+pub mod source;

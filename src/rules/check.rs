@@ -1,0 +1,67 @@
+//! `rules check`: every rule's examples and negatives through the whole engine.
+
+use crate::engine::Engine;
+
+/// One failed expectation, naming the rule file, the rule and what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckFailure {
+    pub file: String,
+    pub rule: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for CheckFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: rule {:?}: {}", self.file, self.rule, self.message)
+    }
+}
+
+/// Check every rule of `engine`: each example must give a finding of its rule, each negative
+/// must not, and the prefiltered engine must agree with a plain regex pass on both (which
+/// catches a pattern that can match without containing any of its keywords).
+pub fn check(engine: &Engine) -> Vec<CheckFailure> {
+    let mut failures = Vec::new();
+    for (i, rule) in engine.rules().iter().enumerate() {
+        let mut fail = |message: String| {
+            failures.push(CheckFailure {
+                file: rule.origin.clone(),
+                rule: rule.id.clone(),
+                message,
+            })
+        };
+        if rule.examples.is_empty() {
+            fail("examples: at least one example is required".into());
+        }
+        let cases = rule
+            .examples
+            .iter()
+            .map(|e| (e, true))
+            .chain(rule.negatives.iter().map(|n| (n, false)));
+        for (n, (text, expect)) in cases.enumerate() {
+            let hay = text.as_bytes();
+            let found = engine.scan(hay);
+            let hit = found.iter().any(|m| m.rule == i);
+            let kind = if expect { "examples" } else { "negatives" };
+            if hit != expect {
+                fail(format!(
+                    "{kind}[{}]: {}",
+                    if expect { n } else { n - rule.examples.len() },
+                    if expect {
+                        "not found by the engine"
+                    } else {
+                        "matched, but it is a negative"
+                    }
+                ));
+                continue;
+            }
+            let reference = engine.finish(hay, engine.reference_candidates(hay));
+            if reference != found {
+                fail(format!(
+                    "{kind}: the keyword prefilter and a full regex pass disagree; \
+                     does every match contain one of the keywords?"
+                ));
+            }
+        }
+    }
+    failures
+}

@@ -1,0 +1,176 @@
+//! Rules are data: TOML files with one `[[rules]]` table per rule. The default set lives in
+//! `signatures/` and is embedded at build time; operators add their own files.
+//!
+//! Loading checks everything that can be checked without running the engine (unique ids, a
+//! `secret` group, a bounded match length, keywords present); [`check`] then runs every
+//! rule's examples and negatives through the whole engine.
+
+mod check;
+
+pub use check::{check, CheckFailure};
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+include!(concat!(env!("OUT_DIR"), "/signatures.rs"));
+
+/// Longest window a rule may ask for around a keyword hit. Bounds the work per hit.
+pub const MAX_WINDOW: usize = 16 * 1024;
+
+/// One rule as written in a signature file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Stable identifier, e.g. `aws.access-key-id`. Never renamed once published.
+    pub id: String,
+    /// Human-readable name.
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Literals (matched ASCII case-insensitively) of which at least one occurs in every match.
+    pub keywords: Vec<String>,
+    /// A regular expression with a capture group named `secret`.
+    pub pattern: String,
+    /// Minimum Shannon entropy (bits per byte) of the secret.
+    #[serde(default)]
+    pub entropy: Option<f64>,
+    /// A structural check on the secret: `github` (CRC32 in the last six characters),
+    /// `jwt` (the header decodes to JSON), `base64-credentials` (decodes to `user:password`).
+    #[serde(default)]
+    pub checksum: Option<Checksum>,
+    /// Another rule that must match near this one (e.g. an AWS secret needs a key id).
+    #[serde(default)]
+    pub requires: Option<Requires>,
+    /// The matched value is an identifier, not a secret (AWS key ids): never redacted.
+    #[serde(default)]
+    pub public: bool,
+    /// Generic assignment rule: extra filters against variable references, hashes, uuids,
+    /// paths and values without a mix of character classes.
+    #[serde(default)]
+    pub generic: bool,
+    /// Bytes searched on each side of a keyword hit, for patterns whose length is unbounded.
+    #[serde(default)]
+    pub window: Option<usize>,
+    /// Strings that must produce a finding of this rule.
+    pub examples: Vec<String>,
+    /// Strings that must not produce a finding of this rule.
+    #[serde(default)]
+    pub negatives: Vec<String>,
+    /// Where the rule came from (file name), for messages.
+    #[serde(skip)]
+    pub origin: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checksum {
+    Github,
+    Jwt,
+    Base64Credentials,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requires {
+    /// Id of the companion rule.
+    pub rule: String,
+    /// Largest distance in bytes between the two matches.
+    #[serde(default = "default_within")]
+    pub within: usize,
+}
+
+fn default_within() -> usize {
+    1024
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    #[serde(default)]
+    rules: Vec<Rule>,
+}
+
+/// A problem with a rule file, naming the file, the rule and the field.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file}: rule {rule:?}: {field}: {message}")]
+    Invalid {
+        file: String,
+        rule: String,
+        field: &'static str,
+        message: String,
+    },
+}
+
+impl Rule {
+    pub(crate) fn invalid(&self, field: &'static str, message: impl Into<String>) -> RuleError {
+        RuleError::Invalid {
+            file: self.origin.clone(),
+            rule: self.id.clone(),
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+/// Parse one rule file's text. `origin` names it in errors.
+pub fn parse(origin: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
+    let file: RuleFile = toml::from_str(text).map_err(|e| RuleError::Parse {
+        file: origin.to_string(),
+        message: e.to_string().trim_end().replace('\n', " "),
+    })?;
+    let mut rules = file.rules;
+    for r in &mut rules {
+        r.origin = origin.to_string();
+    }
+    Ok(rules)
+}
+
+/// The embedded default rule set.
+pub fn builtin() -> Vec<Rule> {
+    EMBEDDED
+        .iter()
+        .flat_map(|(name, text)| {
+            parse(&format!("signatures/{name}"), text).expect("embedded rules parse (tested)")
+        })
+        .collect()
+}
+
+/// Rules from the operator's files.
+pub fn load_files(paths: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend(load_file(p)?);
+    }
+    Ok(out)
+}
+
+fn load_file(path: &Path) -> Result<Vec<Rule>, RuleError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| RuleError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse(&file, &text)
+}
+
+/// Drop rules whose id matches one of `globs` (`generic.*`, `aws.session-token`).
+pub fn disable(rules: &mut Vec<Rule>, globs: &[String]) -> Result<(), globset::Error> {
+    if globs.is_empty() {
+        return Ok(());
+    }
+    let mut b = globset::GlobSetBuilder::new();
+    for g in globs {
+        b.add(globset::GlobBuilder::new(g).literal_separator(false).build()?);
+    }
+    let set = b.build()?;
+    rules.retain(|r| !set.is_match(&r.id));
+    Ok(())
+}
