@@ -1,5 +1,453 @@
+//! The command line: arguments parsed once, checked, turned into a scanner and a writer.
+//! Every subcommand lives here; the library modules know nothing of flags.
+
+use crate::engine::Engine;
+use crate::policy::{self, Config, Policy};
+use crate::report::{self, Format, HumanOptions, Report};
+use crate::rules;
+use crate::scan::{Outcome, Scanner};
+use crate::source::fs::WalkOptions;
+use anyhow::{bail, Context as _, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Duration;
+
+/// Exit codes.
+pub const EXIT_CLEAN: i32 = 0;
+pub const EXIT_FINDINGS: i32 = 1;
+pub const EXIT_ERROR: i32 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "leakhound",
+    version,
+    about = "Find credentials leaking from AI code-interpreter runtimes",
+    after_help = "Exit codes: 0 no findings, 1 findings, 2 error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Scan files and directories (`-` reads standard input).
+    Scan(ScanArgs),
+    /// List or check rules.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// List the rules in use.
+    List {
+        #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+        format: ListFormat,
+        /// Extra rule files to load with the built-in set.
+        #[arg(long = "rules", value_name = "FILE")]
+        rule_files: Vec<PathBuf>,
+    },
+    /// Run every rule's examples and negatives through the engine. With FILEs, check those
+    /// rule files instead of the built-in set.
+    Check { files: Vec<PathBuf> },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ListFormat {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Options shared by every command that reports findings.
+#[derive(Args)]
+struct ReportArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Write the report to FILE instead of standard output (never through a symlink, FIFO or
+    /// device).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Show secrets in full. Reports are redacted by default; a file written with this flag is
+    /// created readable by its owner only.
+    #[arg(long)]
+    show_secrets: bool,
+    /// Operator config file (default: ./leakhound.toml, unless it lies inside a scanned path).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Suppress the findings of an earlier JSON/JSONL report.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write every finding (including suppressed ones) as a JSON baseline to FILE.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
+    /// Extra rule files to load with the built-in set.
+    #[arg(long = "rules", value_name = "FILE")]
+    rule_files: Vec<PathBuf>,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Worker threads (default: the number of cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+struct ScanArgs {
+    /// Files or directories; `-` for standard input.
+    #[arg(default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// Do not honour .gitignore, .ignore and git excludes.
+    #[arg(long)]
+    no_ignore: bool,
+    /// Scan files that look binary too.
+    #[arg(long)]
+    binary: bool,
+    /// Skip files larger than SIZE (e.g. 64MiB, 500K, 0 for no limit).
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    max_file_size: u64,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Run the command line and return the exit code.
 pub fn main() -> i32 {
-    let e = crate::engine::Engine::new(crate::rules::builtin()).unwrap();
-    for f in crate::rules::check(&e) { println!("{f}"); }
-    0
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                EXIT_ERROR
+            } else {
+                EXIT_CLEAN
+            };
+        }
+    };
+    let r = match cli.command {
+        Command::Scan(a) => scan(a),
+        Command::Rules(RulesCommand::List { format, rule_files }) => {
+            list_rules(format, &rule_files)
+        }
+        Command::Rules(RulesCommand::Check { files }) => check_rules(&files),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return EXIT_CLEAN;
+            }
+            eprintln!("leakhound: error: {e:#}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// `64MiB`, `500K`, `2G`, `1000`: binary multiples; `0` means no limit.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("not a size: {s:?}"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("unknown size unit in {s:?} (use K, M or G)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size too large: {s:?}"))
+}
+
+/// The rule set: built-ins plus the operator's files, minus disabled rules.
+fn build_engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
+    let mut set = rules::builtin();
+    set.extend(rules::load_files(&cfg.rules.files)?);
+    set.extend(rules::load_files(extra)?);
+    rules::disable(&mut set, &cfg.rules.disable).context("rules.disable")?;
+    Ok(Engine::new(set)?)
+}
+
+/// The operator's config: `--config`, or `./leakhound.toml` when it is not inside a scanned
+/// path (a scanned tree must not be able to allow its own secrets).
+fn load_config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, String)> {
+    if let Some(p) = explicit {
+        return Ok((Config::load(p)?, p.display().to_string()));
+    }
+    let local = Path::new("leakhound.toml");
+    if !local.is_file() {
+        return Ok((Config::default(), String::new()));
+    }
+    let cwd = std::env::current_dir()?;
+    let inside = scanned.iter().any(|p| {
+        p.as_os_str() != "-"
+            && p.canonicalize()
+                .is_ok_and(|root| cwd.join(local).starts_with(root))
+    });
+    if inside {
+        eprintln!(
+            "leakhound: note: ./leakhound.toml lies inside the scanned tree and is not loaded; \
+             pass --config leakhound.toml to use it"
+        );
+        return Ok((Config::default(), String::new()));
+    }
+    Ok((Config::load(local)?, "leakhound.toml".into()))
+}
+
+fn scan(a: ScanArgs) -> Result<i32> {
+    let r = &a.report;
+    for p in &a.paths {
+        if p.as_os_str() != "-" && std::fs::symlink_metadata(p).is_err() {
+            bail!("{}: no such file or directory", p.display());
+        }
+    }
+    let stdin = a.paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin && a.paths.len() > 1 {
+        bail!("`-` (standard input) cannot be combined with other paths");
+    }
+    let (cfg, cfg_name) = load_config(r.config.as_deref(), &a.paths)?;
+    let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
+    if let Some(b) = &r.baseline {
+        policy = policy.with_baseline(policy::read_baseline(b)?);
+    }
+    let engine = build_engine(&cfg, &r.rule_files)?;
+    let threads = r
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global();
+    // Open the output before scanning: a bad -o path should fail fast, not after the work.
+    let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
+    let scanner = Scanner::new(engine, policy);
+    let outcome = if stdin {
+        scanner.stdin().context("reading standard input")?
+    } else {
+        let opts = WalkOptions {
+            paths: a.paths.clone(),
+            ignore_files: !a.no_ignore,
+            binary: a.binary,
+            max_file_size: (a.max_file_size > 0).then_some(a.max_file_size),
+            threads,
+        };
+        with_progress(&scanner, r.format, || {
+            scanner.paths(&opts, &|w| {
+                eprintln!("leakhound: warning: {}: {}", w.path, w.message)
+            })
+        })
+    };
+    emit(&scanner, &outcome, r, &mut out)
+}
+
+/// Write the report (and a baseline, if asked) and pick the exit code.
+fn emit(scanner: &Scanner, o: &Outcome, r: &ReportArgs, out: &mut Output) -> Result<i32> {
+    let rules = scanner.engine().rules();
+    let color = match r.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let report = Report {
+        findings: &o.findings,
+        warnings: &o.warnings,
+        summary: &o.summary,
+        rules,
+        show_secrets: r.show_secrets,
+    };
+    report::write(r.format, &report, &HumanOptions { color }, out.writer())
+        .context("writing the report")?;
+    if let Some(path) = &r.write_baseline {
+        let mut all: Vec<_> = o.findings.iter().chain(&o.suppressed).cloned().collect();
+        all.sort_by_key(|f| (f.path(), f.start));
+        let baseline = Report {
+            findings: &all,
+            warnings: &[],
+            summary: &o.summary,
+            rules,
+            show_secrets: false,
+        };
+        let mut f = open_output(Some(path), false)?;
+        report::write(
+            Format::Json,
+            &baseline,
+            &HumanOptions::default(),
+            f.writer(),
+        )
+        .with_context(|| format!("writing the baseline {}", path.display()))?;
+    }
+    Ok(if o.findings.is_empty() {
+        EXIT_CLEAN
+    } else {
+        EXIT_FINDINGS
+    })
+}
+
+/// A progress line on stderr while a long scan runs, only when stderr is a terminal.
+fn with_progress<T>(scanner: &Scanner, format: Format, f: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() || format != Format::Human {
+        return f();
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut waited = Duration::ZERO;
+            let tick = Duration::from_millis(200);
+            let mut shown = false;
+            while !done.load(Relaxed) {
+                std::thread::sleep(tick);
+                waited += tick;
+                if waited >= Duration::from_secs(1) {
+                    let p = &scanner.progress;
+                    eprint!(
+                        "\r\x1b[Kscanning: {} files, {}, {} findings",
+                        p.files.load(Relaxed),
+                        report::human_bytes(p.bytes.load(Relaxed)),
+                        p.findings.load(Relaxed)
+                    );
+                    shown = true;
+                }
+            }
+            if shown {
+                eprint!("\r\x1b[K");
+            }
+        });
+        let r = f();
+        done.store(true, Relaxed);
+        r
+    })
+}
+
+/// Standard output or a file opened safely.
+enum Output {
+    Stdout(std::io::Stdout),
+    File(std::io::BufWriter<std::fs::File>),
+}
+
+impl Output {
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(s) => s,
+            Output::File(f) => f,
+        }
+    }
+
+    fn is_terminal(&self) -> bool {
+        matches!(self, Output::Stdout(s) if s.is_terminal())
+    }
+}
+
+/// Open `-o PATH`: a regular file is replaced, a new one created; a symlink, FIFO, device or
+/// directory is refused rather than written through. Revealed reports are created 0600.
+fn open_output(path: Option<&Path>, secret: bool) -> Result<Output> {
+    let Some(path) = path else {
+        return Ok(Output::Stdout(std::io::stdout()));
+    };
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.file_type().is_file() {
+            bail!(
+                "{}: refusing to write: not a regular file (symlink, FIFO, device or directory)",
+                path.display()
+            );
+        }
+    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(if secret { 0o600 } else { 0o644 })
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("{}: cannot open for writing", path.display()))?;
+    if secret {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("{}: cannot restrict permissions", path.display()))?;
+    }
+    Ok(Output::File(std::io::BufWriter::new(f)))
+}
+
+fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {
+    let engine = build_engine(&Config::default(), extra)?;
+    let mut out = std::io::stdout().lock();
+    let r = (|| -> std::io::Result<()> {
+        match format {
+            ListFormat::Human => {
+                for r in engine.rules() {
+                    writeln!(out, "{:<44} {}", r.id, r.name)?;
+                }
+            }
+            ListFormat::Json => {
+                let v: Vec<_> = engine
+                    .rules()
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "id": r.id, "name": r.name, "description": r.description,
+                            "keywords": r.keywords, "pattern": r.pattern, "entropy": r.entropy,
+                            "generic": r.generic, "public": r.public, "origin": r.origin,
+                        })
+                    })
+                    .collect();
+                serde_json::to_writer_pretty(&mut out, &v)?;
+                writeln!(out)?;
+            }
+        }
+        out.flush()
+    })();
+    r.context("writing the rule list")?;
+    Ok(EXIT_CLEAN)
+}
+
+fn check_rules(files: &[PathBuf]) -> Result<i32> {
+    let set = if files.is_empty() {
+        rules::builtin()
+    } else {
+        rules::load_files(files)?
+    };
+    let n = set.len();
+    let engine = Engine::new(set)?;
+    let failures = rules::check(&engine);
+    for f in &failures {
+        eprintln!("leakhound: {f}");
+    }
+    if failures.is_empty() {
+        println!("{n} rules: every example found, no negative matched");
+        Ok(EXIT_CLEAN)
+    } else {
+        bail!("{} of {n} rules failed their checks", failures.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("500K"), Ok(500 << 10));
+        assert_eq!(parse_size("0"), Ok(0));
+        assert!(parse_size("12Q").is_err());
+        assert!(parse_size("").is_err());
+    }
 }

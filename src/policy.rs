@@ -1,1 +1,204 @@
+//! The operator's decisions about what not to report: the config file (`leakhound.toml`), the
+//! inline `leakhound:allow` marker, and a baseline of accepted fingerprints.
+//!
+//! A config file is only ever the operator's: one inside a scanned tree is not loaded unless
+//! named with `--config`, so a scanned repository cannot switch detection off.
 
+use crate::engine::Match;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// The marker that allows every finding on its line.
+pub const INLINE_ALLOW: &[&[u8]] = &[b"leakhound:allow", b"gitleaks:allow"];
+
+/// `leakhound.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub allow: AllowConfig,
+    #[serde(default)]
+    pub rules: RulesConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowConfig {
+    /// Globs over reported paths (`tests/fixtures/**`, `**/*.lock`).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// Regexes over the secret.
+    #[serde(default)]
+    pub regexes: Vec<String>,
+    /// Case-insensitive words; a secret containing one is not reported.
+    #[serde(default)]
+    pub stopwords: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesConfig {
+    /// Rule ids or globs (`generic.*`) to turn off.
+    #[serde(default)]
+    pub disable: Vec<String>,
+    /// Extra rule files, relative to the config file.
+    #[serde(default)]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+impl Config {
+    /// Load and check a config file. Errors name the file and, for syntax, the line.
+    pub fn load(path: &Path) -> Result<Config, PolicyError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: p.clone(),
+            source,
+        })?;
+        let mut cfg: Config = toml::from_str(&text).map_err(|e| PolicyError::Invalid {
+            path: p.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for f in &mut cfg.rules.files {
+            if f.is_relative() {
+                *f = base.join(&*f);
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// Compiled allow decisions.
+#[derive(Debug, Default)]
+pub struct Policy {
+    paths: GlobSet,
+    regexes: Option<regex::bytes::RegexSet>,
+    stopwords: Vec<Vec<u8>>,
+    baseline: HashSet<String>,
+}
+
+impl Policy {
+    pub fn new(allow: &AllowConfig, origin: &str) -> Result<Policy, PolicyError> {
+        let invalid = |message: String| PolicyError::Invalid {
+            path: origin.to_string(),
+            message,
+        };
+        let mut gs = GlobSetBuilder::new();
+        for g in &allow.paths {
+            gs.add(
+                GlobBuilder::new(g)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| invalid(format!("allow.paths: {e}")))?,
+            );
+        }
+        let paths = gs
+            .build()
+            .map_err(|e| invalid(format!("allow.paths: {e}")))?;
+        let regexes = if allow.regexes.is_empty() {
+            None
+        } else {
+            Some(
+                regex::bytes::RegexSetBuilder::new(&allow.regexes)
+                    .size_limit(1 << 20)
+                    .build()
+                    .map_err(|e| invalid(format!("allow.regexes: {e}")))?,
+            )
+        };
+        Ok(Policy {
+            paths,
+            regexes,
+            stopwords: allow
+                .stopwords
+                .iter()
+                .map(|w| w.to_ascii_lowercase().into_bytes())
+                .collect(),
+            baseline: HashSet::new(),
+        })
+    }
+
+    /// Suppress every fingerprint in `fingerprints`.
+    pub fn with_baseline(mut self, fingerprints: HashSet<String>) -> Policy {
+        self.baseline = fingerprints;
+        self
+    }
+
+    /// Whether a whole path is allowed (and need not be read).
+    pub fn path_allowed(&self, path: &str) -> bool {
+        !self.paths.is_empty() && self.paths.is_match(path)
+    }
+
+    /// Whether a match is allowed by the inline marker, a regex or a stopword.
+    pub fn match_allowed(&self, hay: &[u8], m: &Match) -> bool {
+        let secret = &hay[m.span()];
+        let line_start = memchr::memrchr(b'\n', &hay[..m.match_start]).map_or(0, |p| p + 1);
+        let line_end = memchr::memchr(b'\n', &hay[m.end..]).map_or(hay.len(), |p| m.end + p);
+        let lines = &hay[line_start..line_end];
+        INLINE_ALLOW
+            .iter()
+            .any(|w| memchr::memmem::find(lines, w).is_some())
+            || self.regexes.as_ref().is_some_and(|r| r.is_match(secret))
+            || (!self.stopwords.is_empty() && {
+                let lower = secret.to_ascii_lowercase();
+                self.stopwords
+                    .iter()
+                    .any(|w| memchr::memmem::find(&lower, w).is_some())
+            })
+    }
+
+    pub fn in_baseline(&self, fingerprint: &str) -> bool {
+        self.baseline.contains(fingerprint)
+    }
+}
+
+/// Fingerprints from an earlier report: a JSON report (`{"findings": [...]}`), a JSON array
+/// of findings, or JSON Lines.
+pub fn read_baseline(path: &Path) -> Result<HashSet<String>, PolicyError> {
+    let p = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+        path: p.clone(),
+        source,
+    })?;
+    let invalid = |message: String| PolicyError::Invalid {
+        path: p.clone(),
+        message,
+    };
+    let docs: Vec<serde_json::Value> = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(mut o)) => match o.remove("findings") {
+            Some(serde_json::Value::Array(a)) => a,
+            _ => return Err(invalid("a JSON report needs a \"findings\" array".into())),
+        },
+        Ok(serde_json::Value::Array(a)) => a,
+        Ok(_) => return Err(invalid("not a leakhound report".into())),
+        Err(_) => text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                serde_json::from_str(l).map_err(|e| invalid(format!("line {}: {e}", i + 1)))
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    docs.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            d.get("fingerprint")
+                .and_then(|f| f.as_str())
+                .map(str::to_string)
+                .ok_or_else(|| invalid(format!("finding {}: no \"fingerprint\"", i + 1)))
+        })
+        .collect()
+}

@@ -186,7 +186,15 @@ fn base64_credentials_ok(secret: &[u8]) -> bool {
 }
 
 const HASH_WORDS: &[&str] = &[
-    "hash", "sha", "md5", "digest", "checksum", "integrity", "nonce", "salt", "commit",
+    "hash",
+    "sha",
+    "md5",
+    "digest",
+    "checksum",
+    "integrity",
+    "nonce",
+    "salt",
+    "commit",
 ];
 const FILE_SUFFIXES: &[&str] = &[
     ".json", ".pem", ".key", ".txt", ".yaml", ".yml", ".toml", ".env", ".crt", ".p12", ".pfx",
@@ -210,9 +218,8 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     }
     // Variable references and code: `os.environ`, `settings.SECRET`, `MY_TOKEN_NAME`,
     // `process.env.X`, `get_password()`.
-    let identifier = |s: &[u8]| {
-        !s.is_empty() && s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_')
-    };
+    let identifier =
+        |s: &[u8]| !s.is_empty() && s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_');
     if secret.split(|&b| b == b'.').all(identifier) && secret.contains(&b'.') {
         return true;
     }

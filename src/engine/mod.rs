@@ -166,11 +166,7 @@ impl Engine {
             }
             for &r in &self.keyword_rules[m.pattern().as_usize()] {
                 let w = self.compiled[r].window;
-                windows.push((
-                    r,
-                    m.end().saturating_sub(w),
-                    (m.start() + w).min(hay.len()),
-                ));
+                windows.push((r, m.end().saturating_sub(w), (m.start() + w).min(hay.len())));
             }
         }
         windows.sort_unstable();
@@ -248,9 +244,10 @@ impl Engine {
             .iter()
             .filter(|m| match self.compiled[m.rule].requires {
                 None => true,
-                Some((other, within)) => raw[near(&raw, m.start.saturating_sub(within), m.end + within)]
-                    .iter()
-                    .any(|o| o.rule == other && distance(o.span(), m.span()) <= within),
+                Some((other, within)) => raw
+                    [near(&raw, m.start.saturating_sub(within), m.end + within)]
+                .iter()
+                .any(|o| o.rule == other && distance(o.span(), m.span()) <= within),
             })
             .copied()
             .collect();

@@ -1,1 +1,308 @@
+//! The finding model, redaction, fingerprints, and the writers (human, json, jsonl, sarif).
+//!
+//! Writers are sinks: they format what they are given and never decide what is a secret.
 
+mod human;
+mod json;
+mod sarif;
+
+use crate::engine::Match;
+use crate::rules::Rule;
+use crate::source::Provenance;
+use sha2::{Digest, Sha256};
+use std::io::{self, Write};
+use std::time::Duration;
+
+pub use human::{bytes as human_bytes, HumanOptions};
+
+/// Bytes of a secret. `Debug` never shows them and there is no `Serialize`: a writer must
+/// choose between [`Secret::redacted`] and [`Secret::reveal`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Vec<u8>);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret(<{} bytes redacted>)", self.0.len())
+    }
+}
+
+impl Secret {
+    pub fn new(bytes: &[u8]) -> Secret {
+        Secret(bytes.to_vec())
+    }
+
+    /// The secret as text (lossy for invalid UTF-8).
+    pub fn reveal(&self) -> String {
+        String::from_utf8_lossy(&self.0).into_owned()
+    }
+
+    /// A masked form that keeps a short prefix of long secrets, so a person can tell two
+    /// findings apart without the secret being recoverable.
+    pub fn redacted(&self) -> String {
+        let keep = match self.0.len() {
+            n if n >= 32 => 4,
+            n if n >= 16 => 2,
+            _ => 0,
+        };
+        let prefix: String = String::from_utf8_lossy(&self.0[..keep])
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect();
+        format!("{prefix}********")
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The line around a finding, with every secret on it marked so a writer can mask them.
+#[derive(Clone, Default)]
+pub struct Context {
+    text: String,
+    /// Byte ranges in `text`, each with its masked replacement, sorted and disjoint.
+    marks: Vec<(usize, usize, String)>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Context(<redacted>)")
+    }
+}
+
+impl Context {
+    /// The context line, secrets masked unless `show`.
+    pub fn render(&self, show: bool) -> String {
+        if show {
+            return self.text.clone();
+        }
+        let mut out = String::with_capacity(self.text.len());
+        let mut at = 0;
+        for (s, e, masked) in &self.marks {
+            out.push_str(&self.text[at..*s]);
+            out.push_str(masked);
+            at = *e;
+        }
+        out.push_str(&self.text[at..]);
+        out
+    }
+}
+
+/// One secret at one place.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rule_id: String,
+    pub rule_name: String,
+    pub provenance: Provenance,
+    /// 1-based line and column (in characters) of the secret's first byte.
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    /// Byte span of the secret in the scanned blob.
+    pub start: usize,
+    pub end: usize,
+    pub secret: Secret,
+    /// The value is an identifier, not a secret (AWS key ids): shown whole.
+    pub public: bool,
+    pub fingerprint: String,
+    pub entropy: f64,
+    pub context: Context,
+}
+
+impl Finding {
+    /// The secret as it should be shown.
+    pub fn display_secret(&self, show: bool) -> String {
+        if show || self.public {
+            self.secret.reveal()
+        } else {
+            self.secret.redacted()
+        }
+    }
+
+    pub fn path(&self) -> String {
+        self.provenance.display()
+    }
+}
+
+/// Stable across runs and machines: the rule and the secret, nothing about where it was.
+pub fn fingerprint(rule_id: &str, secret: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(rule_id.as_bytes());
+    h.update([0]);
+    h.update(secret);
+    let d = h.finalize();
+    d[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Longest context shown on each side of a secret.
+const CONTEXT_SIDE: usize = 80;
+
+/// Turn the engine's matches in one blob into findings. Lines and columns are computed here,
+/// once, walking the blob in order of the matches.
+pub fn findings(
+    rules: &[Rule],
+    hay: &[u8],
+    matches: &[Match],
+    provenance: &Provenance,
+) -> Vec<Finding> {
+    let mut sorted: Vec<&Match> = matches.iter().collect();
+    sorted.sort_by_key(|m| m.start);
+    let mut out = Vec::with_capacity(sorted.len());
+    let mut line = 1;
+    let mut counted = 0;
+    for m in &sorted {
+        line += memchr::memchr_iter(b'\n', &hay[counted..m.start]).count();
+        counted = m.start;
+        let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
+        let column = 1 + hay[line_start..m.start]
+            .iter()
+            .filter(|&&b| b & 0xC0 != 0x80)
+            .count();
+        let end_line = line + memchr::memchr_iter(b'\n', &hay[m.start..m.end]).count();
+        let rule = &rules[m.rule];
+        let secret = &hay[m.span()];
+        out.push(Finding {
+            rule_id: rule.id.clone(),
+            rule_name: rule.name.clone(),
+            provenance: provenance.clone(),
+            line,
+            column,
+            end_line,
+            start: m.start,
+            end: m.end,
+            secret: Secret::new(secret),
+            public: rule.public,
+            fingerprint: fingerprint(&rule.id, secret),
+            entropy: crate::engine::shannon_entropy(secret),
+            context: context(rules, hay, m, &sorted),
+        });
+    }
+    out
+}
+
+/// The line around `m`, clipped, with every match on it (not just `m`) marked.
+fn context(rules: &[Rule], hay: &[u8], m: &Match, all: &[&Match]) -> Context {
+    let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
+    let line_end = memchr::memchr(b'\n', &hay[m.start..]).map_or(hay.len(), |p| m.start + p);
+    // Multi-line secrets (private keys) show only their first line.
+    let from = line_start.max(m.start.saturating_sub(CONTEXT_SIDE));
+    let to = line_end.min(m.end.max(m.start) + CONTEXT_SIDE).max(from);
+    let mut text = String::new();
+    let mut marks = Vec::new();
+    let mut at = from;
+    let push = |bytes: &[u8], text: &mut String| {
+        let s = String::from_utf8_lossy(bytes);
+        text.extend(
+            s.chars()
+                .map(|c| if c == '\t' || !c.is_control() { c } else { ' ' }),
+        );
+    };
+    for o in all.iter().filter(|o| o.start < to && o.end > from) {
+        // Overlapping secrets (rare) and ones that start before the clip are masked from
+        // wherever the text shown so far ends.
+        if o.end <= at {
+            continue;
+        }
+        let from_here = o.start.max(at);
+        push(&hay[at..from_here], &mut text);
+        let s = text.len();
+        push(&hay[from_here..o.end.min(to)], &mut text);
+        let masked = if rules[o.rule].public {
+            text[s..].to_string()
+        } else {
+            Secret::new(&hay[o.span()]).redacted()
+        };
+        marks.push((s, text.len(), masked));
+        at = o.end.min(to);
+    }
+    push(&hay[at..to], &mut text);
+    Context { text, marks }
+}
+
+/// A problem with one input that did not stop the scan.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Warning {
+    pub path: String,
+    pub message: String,
+}
+
+/// Totals for the summary line and the JSON report.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Summary {
+    pub files: u64,
+    pub bytes: u64,
+    pub findings: u64,
+    pub suppressed: u64,
+    pub skipped_binary: u64,
+    pub skipped_large: u64,
+    pub warnings: u64,
+    #[serde(serialize_with = "ser_secs")]
+    pub elapsed: Duration,
+}
+
+fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1000.0).round() / 1000.0)
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Jsonl,
+    Sarif,
+}
+
+/// Everything a writer needs.
+pub struct Report<'a> {
+    pub findings: &'a [Finding],
+    pub warnings: &'a [Warning],
+    pub summary: &'a Summary,
+    pub rules: &'a [Rule],
+    pub show_secrets: bool,
+}
+
+/// Write `report` in `format`. A broken pipe is not an error.
+pub fn write(
+    format: Format,
+    report: &Report<'_>,
+    human: &HumanOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let r = match format {
+        Format::Human => human::write(report, human, out),
+        Format::Json => json::write_json(report, out),
+        Format::Jsonl => json::write_jsonl(report, out),
+        Format::Sarif => sarif::write(report, out),
+    }
+    .and_then(|_| out.flush());
+    match r {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
+pub use json::finding_json;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_debug_never_shows_bytes() {
+        let s = Secret::new(b"hunter2-but-longer-than-sixteen");
+        assert!(!format!("{s:?}").contains("hunter"));
+        assert!(!s.redacted().contains("hunter"));
+    }
+
+    #[test]
+    fn fingerprint_depends_on_rule_and_secret_only() {
+        assert_eq!(fingerprint("a", b"x"), fingerprint("a", b"x"));
+        assert_ne!(fingerprint("a", b"x"), fingerprint("b", b"x"));
+        assert_ne!(fingerprint("a", b"x"), fingerprint("a", b"y"));
+    }
+}

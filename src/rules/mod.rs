@@ -168,7 +168,11 @@ pub fn disable(rules: &mut Vec<Rule>, globs: &[String]) -> Result<(), globset::E
     }
     let mut b = globset::GlobSetBuilder::new();
     for g in globs {
-        b.add(globset::GlobBuilder::new(g).literal_separator(false).build()?);
+        b.add(
+            globset::GlobBuilder::new(g)
+                .literal_separator(false)
+                .build()?,
+        );
     }
     let set = b.build()?;
     rules.retain(|r| !set.is_match(&r.id));

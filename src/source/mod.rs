@@ -1,1 +1,61 @@
+//! Inputs: each kind yields blobs (bytes with provenance). Sources read; they do not scan or
+//! format.
 
+pub mod fs;
+
+use serde::Serialize;
+
+/// Where a blob came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Provenance {
+    File { path: String },
+    Stream { name: String },
+}
+
+impl Provenance {
+    /// The path-like name shown in reports.
+    pub fn display(&self) -> String {
+        match self {
+            Provenance::File { path } => path.clone(),
+            Provenance::Stream { name } => name.clone(),
+        }
+    }
+}
+
+/// Bytes of one input, owned or memory-mapped.
+pub enum Data {
+    Owned(Vec<u8>),
+    /// Large files only: a file truncated while mapped can raise SIGBUS, a risk taken for
+    /// inputs too big to copy.
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Data {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Data::Owned(v) => v,
+            Data::Mapped(m) => m,
+        }
+    }
+}
+
+/// One unit of input for the engine.
+pub struct Blob {
+    pub provenance: Provenance,
+    pub data: Data,
+}
+
+/// Read all of standard input.
+pub fn stdin() -> std::io::Result<Blob> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::io::stdin().lock().read_to_end(&mut buf)?;
+    Ok(Blob {
+        provenance: Provenance::Stream {
+            name: "<stdin>".into(),
+        },
+        data: Data::Owned(buf),
+    })
+}

@@ -1,0 +1,99 @@
+//! Findings grouped by file, for a person at a terminal.
+
+use super::{Report, Summary};
+use std::io::{self, Write};
+
+/// Presentation choices that are not part of the report itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HumanOptions {
+    pub color: bool,
+}
+
+struct Style(bool);
+
+impl Style {
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) -> io::Result<()> {
+    let st = Style(opts.color);
+    let mut last_path: Option<String> = None;
+    for f in r.findings {
+        let path = f.path();
+        if last_path.as_deref() != Some(&path) {
+            if last_path.is_some() {
+                writeln!(out)?;
+            }
+            writeln!(out, "{}", st.paint("1", &path))?;
+            last_path = Some(path);
+        }
+        writeln!(
+            out,
+            "  {:>9}  {}  {}  {}",
+            format!("{}:{}", f.line, f.column),
+            st.paint("33", &f.rule_id),
+            st.paint("31", &f.display_secret(r.show_secrets)),
+            st.paint("2", &f.rule_name),
+        )?;
+        let ctx = f.context.render(r.show_secrets);
+        let ctx = ctx.trim();
+        if !ctx.is_empty() {
+            writeln!(out, "  {:>9}  {}", "", st.paint("2", ctx))?;
+        }
+    }
+    if !r.findings.is_empty() {
+        writeln!(out)?;
+    }
+    writeln!(out, "{}", summary_line(r.summary, r.findings.len()))
+}
+
+fn summary_line(s: &Summary, findings: usize) -> String {
+    let mut line = format!(
+        "{} in {} ({}) in {:.2}s",
+        plural(findings as u64, "finding"),
+        plural(s.files, "file"),
+        bytes(s.bytes),
+        s.elapsed.as_secs_f64()
+    );
+    for (n, what) in [
+        (s.suppressed, "suppressed"),
+        (s.warnings, "warnings"),
+        (s.skipped_binary, "binary skipped"),
+        (s.skipped_large, "too large skipped"),
+    ] {
+        if n > 0 {
+            line.push_str(&format!(", {n} {what}"));
+        }
+    }
+    line
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// Human byte counts: `512 B`, `1.5 KB`, `300.2 MB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

@@ -1,0 +1,46 @@
+//! JSON (one document with findings, warnings and a summary) and JSON Lines (one finding a
+//! line). Secrets are redacted unless the report says to show them.
+
+use super::{Finding, Report};
+use serde_json::{json, Value};
+use std::io::{self, Write};
+
+/// The JSON object of one finding; the schema is documented in `docs/json.md`.
+pub fn finding_json(f: &Finding, show: bool) -> Value {
+    json!({
+        "rule": f.rule_id,
+        "name": f.rule_name,
+        "path": f.path(),
+        "line": f.line,
+        "column": f.column,
+        "end_line": f.end_line,
+        "start": f.start,
+        "end": f.end,
+        "secret": f.display_secret(show),
+        "redacted": !(show || f.public),
+        "fingerprint": f.fingerprint,
+        "entropy": (f.entropy * 100.0).round() / 100.0,
+        "context": f.context.render(show),
+        "provenance": f.provenance,
+    })
+}
+
+pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let doc = json!({
+        "tool": "leakhound",
+        "version": env!("CARGO_PKG_VERSION"),
+        "findings": r.findings.iter().map(|f| finding_json(f, r.show_secrets)).collect::<Vec<_>>(),
+        "warnings": r.warnings,
+        "summary": r.summary,
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+pub(super) fn write_jsonl(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
+    for f in r.findings {
+        serde_json::to_writer(&mut *out, &finding_json(f, r.show_secrets))?;
+        writeln!(out)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! SARIF 2.1.0, as code-scanning services ingest it: one run, the driver's rule metadata for
+//! every rule that has a result, a stable partial fingerprint per result.
+
+use super::Report;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let mut used: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in r.findings {
+        let next = used.len();
+        used.entry(f.rule_id.as_str()).or_insert(next);
+    }
+    let mut rules: Vec<(usize, Value)> = r
+        .rules
+        .iter()
+        .filter_map(|rule| {
+            used.get(rule.id.as_str()).map(|&i| {
+                (
+                    i,
+                    json!({
+                        "id": rule.id,
+                        "name": rule.name,
+                        "shortDescription": {"text": rule.name},
+                        "fullDescription": {"text": rule.description.clone().unwrap_or_else(|| format!("{} found in the input.", rule.name))},
+                        "defaultConfiguration": {"level": "error"},
+                        "properties": {"tags": ["security", "secret"], "precision": if rule.generic { "medium" } else { "high" }},
+                    }),
+                )
+            })
+        })
+        .collect();
+    rules.sort_by_key(|(i, _)| *i);
+    let results: Vec<Value> = r
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "ruleId": f.rule_id,
+                "ruleIndex": used[f.rule_id.as_str()],
+                "level": "error",
+                "message": {"text": format!("{} found: {}", f.rule_name, f.display_secret(r.show_secrets))},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": uri(&f.path())},
+                        "region": {
+                            "startLine": f.line,
+                            "startColumn": f.column,
+                            "endLine": f.end_line,
+                            "snippet": {"text": f.context.render(r.show_secrets)},
+                        }
+                    }
+                }],
+                "partialFingerprints": {"leakhound/v1": f.fingerprint},
+            })
+        })
+        .collect();
+    let doc = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "leakhound",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+/// A relative path becomes a relative URI reference; an absolute one a `file://` URI.
+fn uri(path: &str) -> String {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    let mut out = String::with_capacity(path.len());
+    if path.starts_with('/') {
+        out.push_str("file://");
+    }
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' | b'!' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uris() {
+        assert_eq!(super::uri("./a b/c.py"), "a%20b/c.py");
+        assert_eq!(super::uri("/abs/x"), "file:///abs/x");
+    }
+}
