@@ -182,7 +182,17 @@ fn build_engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
     set.extend(rules::load_files(&cfg.rules.files)?);
     set.extend(rules::load_files(extra)?);
     rules::disable(&mut set, &cfg.rules.disable).context("rules.disable")?;
-    Ok(Engine::new(set)?)
+    let engine = Engine::new(set)?;
+    // The built-in rules are checked by the test suite; an operator's are checked here, so a
+    // rule that cannot find its own examples fails loudly instead of finding nothing.
+    let failures = rules::check(&engine, |r| !rules::is_builtin(r));
+    if let Some(f) = failures.first() {
+        bail!(
+            "{f} ({} rule check(s) failed; see `leakhound rules check`)",
+            failures.len()
+        );
+    }
+    Ok(engine)
 }
 
 /// The operator's config: `--config`, or `./leakhound.toml` when it is not inside a scanned
@@ -426,7 +436,7 @@ fn check_rules(files: &[PathBuf]) -> Result<i32> {
     };
     let n = set.len();
     let engine = Engine::new(set)?;
-    let failures = rules::check(&engine);
+    let failures = rules::check(&engine, |_| true);
     for f in &failures {
         eprintln!("leakhound: {f}");
     }

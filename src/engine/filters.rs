@@ -239,6 +239,18 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     {
         return true;
     }
+    // Names with a counter (`token_count-415`, `worker_2`): lowercase words and separators
+    // with at most a short number at the end.
+    let head = secret.trim_ascii_end();
+    let digits_at_end = head.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let stem = &head[..head.len() - digits_at_end];
+    if digits_at_end <= 4
+        && stem
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        return true;
+    }
     // A secret mixes letters with digits or symbols; words, identifiers and kebab-case
     // names (`prod-db-credentials`) do not. Long mixed-case runs count as random too.
     let letters = secret.iter().any(|b| b.is_ascii_alphabetic());
@@ -306,6 +318,7 @@ mod tests {
         ));
         assert!(generic_reject(b"password_hash = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
         assert!(generic_reject(b"password = ", b"correcthorsebattery"));
+        assert!(generic_reject(b"token_count: \"", b"token_count-415"));
         assert!(!generic_reject(b"password = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
     }
 }

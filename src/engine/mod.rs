@@ -138,13 +138,20 @@ impl Engine {
 
     /// Find every secret in `hay`.
     pub fn scan(&self, hay: &[u8]) -> Vec<Match> {
-        let raw = if hay.len() <= CHUNK {
+        self.scan_chunked(hay, CHUNK)
+    }
+
+    /// [`Engine::scan`] with inputs larger than `chunk` bytes split into chunks searched in
+    /// parallel. The result does not depend on `chunk` (the tests vary it to prove so).
+    pub fn scan_chunked(&self, hay: &[u8], chunk: usize) -> Vec<Match> {
+        let chunk = chunk.max(1);
+        let raw = if hay.len() <= chunk {
             self.candidates(hay, 0..hay.len())
         } else {
-            let starts: Vec<usize> = (0..hay.len()).step_by(CHUNK).collect();
+            let starts: Vec<usize> = (0..hay.len()).step_by(chunk).collect();
             let mut all: Vec<Match> = starts
                 .into_par_iter()
-                .flat_map_iter(|s| self.candidates(hay, s..(s + CHUNK).min(hay.len())))
+                .flat_map_iter(|s| self.candidates(hay, s..(s + chunk).min(hay.len())))
                 .collect();
             all.sort_unstable();
             all.dedup();

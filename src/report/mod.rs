@@ -154,14 +154,18 @@ pub fn findings(
     let mut out = Vec::with_capacity(sorted.len());
     let mut line = 1;
     let mut counted = 0;
+    // (byte offset, column there) of the last match, to count columns incrementally when
+    // many matches share one long line.
+    let mut col_at = (0, 1);
     for m in &sorted {
         line += memchr::memchr_iter(b'\n', &hay[counted..m.start]).count();
         counted = m.start;
         let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
-        let column = 1 + hay[line_start..m.start]
-            .iter()
-            .filter(|&&b| b & 0xC0 != 0x80)
-            .count();
+        if col_at.0 < line_start {
+            col_at = (line_start, 1);
+        }
+        let column = col_at.1 + chars(&hay[col_at.0..m.start]);
+        col_at = (m.start, column);
         let end_line = line + memchr::memchr_iter(b'\n', &hay[m.start..m.end]).count();
         let rule = &rules[m.rule];
         let secret = &hay[m.span()];
@@ -182,6 +186,14 @@ pub fn findings(
         });
     }
     out
+}
+
+/// Characters in `bytes` as a lossy UTF-8 decoding shows them: each invalid sequence is one.
+fn chars(bytes: &[u8]) -> usize {
+    bytes
+        .utf8_chunks()
+        .map(|c| c.valid().chars().count() + usize::from(!c.invalid().is_empty()))
+        .sum()
 }
 
 /// The line around `m`, clipped, with every match on it (not just `m`) marked.

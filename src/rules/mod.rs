@@ -138,10 +138,18 @@ pub fn builtin() -> Vec<Rule> {
     EMBEDDED
         .iter()
         .flat_map(|(name, text)| {
-            parse(&format!("signatures/{name}"), text).expect("embedded rules parse (tested)")
+            parse(&format!("{BUILTIN_ORIGIN}signatures/{name}"), text)
+                .expect("embedded rules parse (tested)")
         })
         .collect()
 }
+
+/// Whether a rule comes from the embedded default set.
+pub fn is_builtin(rule: &Rule) -> bool {
+    rule.origin.starts_with(BUILTIN_ORIGIN)
+}
+
+const BUILTIN_ORIGIN: &str = "<builtin>/";
 
 /// Rules from the operator's files.
 pub fn load_files(paths: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {

@@ -1,0 +1,117 @@
+//! The keyword prefilter loses nothing: on random input with rule examples planted anywhere
+//! (chunk and window edges included), the engine finds exactly what a plain pass of every
+//! rule's regex over the whole input finds.
+
+use leakhound::engine::Engine;
+use proptest::prelude::*;
+use std::sync::OnceLock;
+
+fn engine() -> &'static Engine {
+    static E: OnceLock<Engine> = OnceLock::new();
+    E.get_or_init(|| Engine::new(leakhound::rules::builtin()).unwrap())
+}
+
+fn examples() -> &'static Vec<(usize, Vec<u8>)> {
+    static X: OnceLock<Vec<(usize, Vec<u8>)>> = OnceLock::new();
+    X.get_or_init(|| {
+        engine()
+            .rules()
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| r.examples.iter().map(move |e| (i, e.as_bytes().to_vec())))
+            .collect()
+    })
+}
+
+/// Noise: mostly printable text with separators, sometimes arbitrary bytes.
+fn noise() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => proptest::collection::vec(prop_oneof![
+            8 => 0x20u8..0x7f,
+            1 => Just(b'\n'),
+            1 => Just(b'='),
+            1 => Just(b'"'),
+        ], 0..300),
+        1 => proptest::collection::vec(any::<u8>(), 0..300),
+    ]
+}
+
+fn input() -> impl Strategy<Value = Vec<u8>> {
+    let n = examples().len();
+    proptest::collection::vec((noise(), 0..n, any::<bool>()), 1..8).prop_map(|parts| {
+        let mut out = Vec::new();
+        for (noise, ex, plant) in parts {
+            out.extend_from_slice(&noise);
+            if plant {
+                out.extend_from_slice(&examples()[ex].1);
+            }
+        }
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn prefiltered_equals_reference(hay in input(), chunk in 16usize..512) {
+        let e = engine();
+        let reference = e.finish(&hay, e.reference_candidates(&hay));
+        prop_assert_eq!(&e.scan(&hay), &reference);
+        // Tiny chunks put chunk edges through keywords and secrets.
+        prop_assert_eq!(&e.scan_chunked(&hay, chunk), &reference);
+    }
+
+    #[test]
+    fn planted_example_found_at_its_exact_offset(
+        before in proptest::collection::vec(0x20u8..0x7f, 0..2000),
+        after in proptest::collection::vec(0x20u8..0x7f, 0..200),
+        which in 0usize..1000,
+        chunk in 8usize..4096,
+    ) {
+        let e = engine();
+        let (rule, ex) = &examples()[which % examples().len()];
+        let alone: Vec<_> = e.scan(ex).into_iter().filter(|m| m.rule == *rule).collect();
+        prop_assert!(!alone.is_empty());
+        let mut hay = before.clone();
+        hay.push(b'\n');
+        let at = hay.len();
+        hay.extend_from_slice(ex);
+        hay.push(b'\n');
+        hay.extend_from_slice(&after);
+        let found = e.scan_chunked(&hay, chunk);
+        for m in &alone {
+            prop_assert!(
+                found.iter().any(|f| f.rule == *rule && f.start == m.start + at && f.end == m.end + at),
+                "rule {} example not found at {}", e.rules()[*rule].id, at + m.start
+            );
+        }
+    }
+
+    #[test]
+    fn random_bytes_never_panic(hay in proptest::collection::vec(any::<u8>(), 0..4096)) {
+        let e = engine();
+        let m = e.scan(&hay);
+        let prov = leakhound::source::Provenance::Stream { name: "x".into() };
+        let f = leakhound::report::findings(e.rules(), &hay, &m, &prov);
+        for x in &f {
+            let _ = x.context.render(false);
+        }
+    }
+}
+
+#[test]
+fn secret_across_the_default_chunk_edge() {
+    let e = engine();
+    let gh = crate::util::fake_github(42);
+    for shift in [0usize, 1, 5, 20, 39] {
+        let edge = 8 << 20;
+        let mut hay = vec![b'.'; edge - shift];
+        hay.extend_from_slice(b" ");
+        hay.extend_from_slice(gh.as_bytes());
+        hay.extend(std::iter::repeat_n(b'.', 100));
+        let found = e.scan(&hay);
+        assert_eq!(found.len(), 1, "shift {shift}");
+        assert_eq!(found[0].start, edge - shift + 1);
+    }
+}

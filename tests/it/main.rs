@@ -1,0 +1,12 @@
+//! All integration tests in one binary: the CLI end to end, the rule set, the engine's
+//! equivalence with a plain regex pass, golden outputs, and recall on a generated corpus.
+
+#[path = "../../corpus/synth.rs"]
+mod synth;
+
+mod cli;
+mod equivalence;
+mod golden;
+mod recall;
+mod rules;
+mod util;

@@ -1,0 +1,188 @@
+//! The rule set: every rule's examples and negatives through the whole engine, coverage of
+//! the providers we promise, and `rules check` on operators' files.
+
+use crate::util::Sandbox;
+use leakhound::engine::Engine;
+
+#[test]
+fn every_builtin_rule_passes_its_examples_and_negatives() {
+    let engine = Engine::new(leakhound::rules::builtin()).unwrap();
+    let failures = leakhound::rules::check(&engine, |_| true);
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn rule_set_covers_the_promised_providers() {
+    let rules = leakhound::rules::builtin();
+    assert!(rules.len() >= 150, "{} rules", rules.len());
+    for prefix in [
+        "aws.access-key-id",
+        "aws.secret-access-key",
+        "aws.session-token",
+        "github.pat",
+        "github.fine-grained-pat",
+        "gitlab.",
+        "slack.bot-token",
+        "slack.webhook-url",
+        "stripe.",
+        "google.api-key",
+        "google.service-account-private-key",
+        "google.oauth-client-secret",
+        "azure.storage-account-key",
+        "azure.sas-token",
+        "openai.",
+        "anthropic.",
+        "huggingface.",
+        "npm.",
+        "pypi.",
+        "dockerhub.",
+        "twilio.",
+        "sendgrid.",
+        "mailgun.",
+        "datadog.",
+        "newrelic.",
+        "shopify.",
+        "square.",
+        "heroku.",
+        "digitalocean.",
+        "atlassian.",
+        "okta.",
+        "vault.",
+        "terraform.",
+        "doppler.",
+        "private-key.rsa",
+        "private-key.ec",
+        "private-key.dsa",
+        "private-key.openssh",
+        "private-key.pgp",
+        "private-key.pkcs8",
+        "jwt",
+        "database.postgres-url",
+        "database.mysql-url",
+        "database.mongodb-url",
+        "database.redis-url",
+        "database.amqp-url",
+        "url.basic-auth",
+        "generic.password",
+        "generic.secret",
+        "generic.token",
+        "generic.api-key",
+    ] {
+        assert!(
+            rules.iter().any(|r| r.id.starts_with(prefix)),
+            "no rule for {prefix}"
+        );
+    }
+    // Every AWS key id prefix is a keyword of the key id rule.
+    let aws = rules.iter().find(|r| r.id == "aws.access-key-id").unwrap();
+    for p in [
+        "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka",
+    ] {
+        assert!(aws.keywords.iter().any(|k| k == p), "{p}");
+    }
+}
+
+#[test]
+fn rules_check_and_list_on_the_command_line() {
+    let sb = Sandbox::new();
+    let r = sb.run(&["rules", "check"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let list = sb.run(&["rules", "list", "--format", "json"]).json();
+    assert!(list.as_array().unwrap().len() >= 150);
+    let human = sb.run(&["rules", "list"]);
+    assert!(human.stdout.contains("aws.access-key-id"));
+}
+
+#[test]
+fn rules_check_names_file_rule_and_field() {
+    let sb = Sandbox::new();
+    let good = r#"
+[[rules]]
+id = "acme.token"
+name = "Acme token"
+keywords = ["acme_"]
+pattern = '\b(?P<secret>acme_[a-z0-9]{16})\b'
+examples = ["t = acme_k3j5h7g9f2d4s6a8"]
+negatives = ["acme_short"]
+"#;
+    sb.write("good.toml", good);
+    assert_eq!(sb.run(&["rules", "check", "good.toml"]).code, 0);
+
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "missed.toml",
+            &good.replace("acme_k3j5h7g9f2d4s6a8", "nothing"),
+            "examples[0]",
+        ),
+        (
+            "negative.toml",
+            &good.replace("acme_short", "acme_q1w2e3r4t5y6u7i8"),
+            "negatives[0]",
+        ),
+        ("nogroup.toml", &good.replace("?P<secret>", ""), "pattern"),
+        ("unbounded.toml", &good.replace("{16}", "+"), "unbounded"),
+        (
+            "badregex.toml",
+            &good.replace("[a-z0-9]", "[a-z0-9"),
+            "pattern",
+        ),
+        (
+            "keyword.toml",
+            &good.replace("[\"acme_\"]", "[\"zzz\"]"),
+            "keyword",
+        ),
+        ("unknown.toml", &good.replace("name =", "nmae ="), "nmae"),
+    ];
+    for (file, text, needle) in cases {
+        sb.write(file, text);
+        let r = sb.run(&["rules", "check", file]);
+        assert_eq!(r.code, 2, "{file}: {}", r.stderr);
+        assert!(r.stderr.contains(file), "{file}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(needle),
+            "{file} should mention {needle}: {}",
+            r.stderr
+        );
+        // A scan that loads the broken file fails the same way.
+        assert_eq!(sb.run(&["scan", ".", "--rules", file]).code, 2);
+    }
+    let r = sb.run(&["rules", "check", "missed.toml"]);
+    assert!(r.stderr.contains("acme.token"), "{}", r.stderr);
+}
+
+#[test]
+fn operator_rules_join_the_builtin_set() {
+    let sb = Sandbox::new();
+    sb.write(
+        "rules/acme.toml",
+        r#"[[rules]]
+id = "acme.token"
+name = "Acme token"
+keywords = ["acme_"]
+pattern = '\b(?P<secret>acme_[a-z0-9]{16})\b'
+examples = ["acme_k3j5h7g9f2d4s6a8"]
+"#,
+    );
+    sb.write("src/x.py", "T = 'acme_p0o9i8u7y6t5r4e3'\n");
+    let r = sb.run(&[
+        "scan",
+        "src",
+        "--rules",
+        "rules/acme.toml",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.jsonl()[0]["rule"], "acme.token");
+    sb.write("ops/lh.toml", "[rules]\nfiles = [\"../rules/acme.toml\"]\n");
+    let r = sb.run(&["scan", "src", "--config", "ops/lh.toml"]);
+    assert_eq!(r.code, 1, "rules.files is relative to the config file");
+}
