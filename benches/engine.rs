@@ -1,1 +1,54 @@
-fn main() {}
+//! Engine throughput with the full rule set: on source-like text (the common case) and on
+//! text dense with keyword hits (the prefilter's worst case). `cargo bench --bench engine`.
+
+#[path = "../corpus/synth.rs"]
+mod synth;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use leakhound::engine::Engine;
+
+fn source_like(size: usize) -> Vec<u8> {
+    synth::text(&mut synth::Rng::new(7), size, 400)
+        .0
+        .into_bytes()
+}
+
+/// Every line carries keywords that fire rules but mostly fail confirmation.
+fn keyword_dense(size: usize) -> Vec<u8> {
+    let mut rng = synth::Rng::new(8);
+    let lines = [
+        "token = get_token(session)  # refresh the token before the secret expires",
+        "password_field = form.password.data; api_key_name = 'X-API-KEY'",
+        "url = \"https://api.internal/v1/items?page=2\"  // see https://docs.internal/",
+        "const secret = process.env.SECRET; const apiKey = config.apiKey;",
+        "AKIA is the prefix of long-term AWS key ids; ASIA of temporary ones",
+        "header = \"eyJhbGciOi\" + rest  # not a JWT on its own",
+        "sk_live_ and ghp_ and xoxb- are token prefixes named in docs",
+    ];
+    let mut out = String::with_capacity(size + 128);
+    while out.len() < size {
+        out.push_str(lines[rng.below(lines.len())]);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+fn bench(c: &mut Criterion) {
+    let engine = Engine::new(leakhound::rules::builtin()).unwrap();
+    let mut g = c.benchmark_group("engine");
+    g.sample_size(10);
+    for (name, data) in [
+        ("source-like", source_like(32 << 20)),
+        ("keyword-dense", keyword_dense(8 << 20)),
+    ] {
+        g.throughput(Throughput::Bytes(data.len() as u64));
+        // Single-threaded: one chunk, one core.
+        g.bench_function(format!("{name}/1-core"), |b| {
+            b.iter(|| engine.scan_chunked(&data, usize::MAX))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

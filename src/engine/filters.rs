@@ -100,8 +100,10 @@ fn is_placeholder(secret: &[u8]) -> bool {
     if PLACEHOLDER_VALUES.iter().any(|v| lower == v.as_bytes()) {
         return true;
     }
-    // `$NAME` is a shell variable, not its value.
-    if secret.len() > 1 && secret[0] == b'$' && secret[1].is_ascii_alphabetic() {
+    // `$NAME` is a shell variable and `{name}` a format field, not their values.
+    if (secret.len() > 1 && secret[0] == b'$' && secret[1].is_ascii_alphabetic())
+        || (secret.starts_with(b"{") && secret.ends_with(b"}"))
+    {
         return true;
     }
     if PLACEHOLDER_WORDS
@@ -302,6 +304,8 @@ mod tests {
             "changeme123",
             "0000000000000000",
             "abababababab",
+            "{db_password}",
+            "$PGPASSWORD",
         ] {
             assert!(is_placeholder(p.as_bytes()), "{p}");
         }
