@@ -3,8 +3,10 @@
 
 use crate::engine::{Engine, Match};
 use crate::policy::Policy;
+use crate::report::Origin;
 use crate::report::{self, Finding, Summary, Warning};
-use crate::source::{self, fs::Event, Blob};
+use crate::rules::MAX_WINDOW;
+use crate::source::{self, fs::Event, Blob, Data};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -59,9 +61,17 @@ impl Scanner {
         &self.engine
     }
 
+    /// Scan one blob. Memory-mapped (large) blobs are scanned a chunk at a time.
+    pub fn blob(&self, blob: &Blob) -> Vec<Finding> {
+        match &blob.data {
+            Data::Mapped(map) if map.len() > STREAM_CHUNK => self.streamed(blob, map),
+            _ => self.whole(blob),
+        }
+    }
+
     /// Scan one blob: matches (from the content cache when the same bytes were seen before),
     /// minus what the policy allows, as findings.
-    pub fn blob(&self, blob: &Blob) -> Vec<Finding> {
+    fn whole(&self, blob: &Blob) -> Vec<Finding> {
         let hay: &[u8] = &blob.data;
         let key = xxhash_rust::xxh3::xxh3_128(hay);
         let cached = self
@@ -87,6 +97,59 @@ impl Scanner {
             .copied()
             .collect();
         report::findings(self.engine.rules(), hay, &kept, &blob.provenance)
+    }
+
+    /// A large mapped file, chunk by chunk: each chunk's matches are the ones that start in
+    /// its own part; the overlap gives every such match its full window and context. Pages
+    /// already scanned are released, so memory stays bounded whatever the file size. Large
+    /// files skip the content cache (hashing would fault in every page first).
+    fn streamed(&self, blob: &Blob, map: &memmap2::Mmap) -> Vec<Finding> {
+        let len = map.len();
+        let _ = map.advise(memmap2::Advice::Sequential);
+        let page = 4096;
+        let (mut base, mut own_from, mut released) = (0, 0, 0);
+        let mut origin = Origin::START;
+        let mut out = Vec::new();
+        loop {
+            let end = (base + STREAM_CHUNK + 2 * OVERLAP).min(len);
+            let last = end == len;
+            let own_to = if last { len } else { end - OVERLAP };
+            let hay = &map[base..end];
+            let kept: Vec<Match> = self
+                .engine
+                .scan(hay)
+                .into_iter()
+                .filter(|m| (own_from..own_to).contains(&(base + m.start)))
+                .filter(|m| !self.policy.match_allowed(hay, m))
+                .collect();
+            out.extend(report::findings_at(
+                self.engine.rules(),
+                hay,
+                &kept,
+                &blob.provenance,
+                origin,
+            ));
+            if last {
+                return out;
+            }
+            let next = own_to - OVERLAP;
+            origin.advance(&hay[..next - base]);
+            let upto = next / page * page;
+            if upto > released {
+                // SAFETY: the range lies inside the map and below every byte read from here
+                // on (the next chunk starts at `next`); a private read-only file mapping
+                // re-reads the file if touched again, so no data can be lost.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        released,
+                        upto - released,
+                    )
+                };
+                released = upto;
+            }
+            (base, own_from) = (next, own_to);
+        }
     }
 
     fn take(&self, c: &Mutex<Collected>, blob: &Blob) {
@@ -147,6 +210,11 @@ impl Scanner {
         ))
     }
 }
+
+/// Mapped blobs larger than this are scanned in chunks of this size.
+const STREAM_CHUNK: usize = 64 << 20;
+/// Bytes shared by neighbouring chunks on each side: more than any match and its context.
+const OVERLAP: usize = 2 * MAX_WINDOW;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())

@@ -141,6 +141,33 @@ pub fn fingerprint(rule_id: &str, secret: &[u8]) -> String {
 /// Longest context shown on each side of a secret.
 const CONTEXT_SIDE: usize = 80;
 
+/// Where a slice of a blob begins: byte offset, line and column. Large blobs are reported a
+/// chunk at a time; each chunk's positions continue from its origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    pub offset: usize,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Origin {
+    pub const START: Origin = Origin {
+        offset: 0,
+        line: 1,
+        column: 1,
+    };
+
+    /// Move past `seg`, the bytes that follow this origin.
+    pub fn advance(&mut self, seg: &[u8]) {
+        self.line += memchr::memchr_iter(b'\n', seg).count();
+        self.column = match memchr::memrchr(b'\n', seg) {
+            Some(p) => 1 + chars(&seg[p + 1..]),
+            None => self.column + chars(seg),
+        };
+        self.offset += seg.len();
+    }
+}
+
 /// Turn the engine's matches in one blob into findings. Lines and columns are computed here,
 /// once, walking the blob in order of the matches.
 pub fn findings(
@@ -149,14 +176,25 @@ pub fn findings(
     matches: &[Match],
     provenance: &Provenance,
 ) -> Vec<Finding> {
+    findings_at(rules, hay, matches, provenance, Origin::START)
+}
+
+/// [`findings`] for a slice of a blob that begins at `origin`.
+pub fn findings_at(
+    rules: &[Rule],
+    hay: &[u8],
+    matches: &[Match],
+    provenance: &Provenance,
+    origin: Origin,
+) -> Vec<Finding> {
     let mut sorted: Vec<&Match> = matches.iter().collect();
     sorted.sort_by_key(|m| m.start);
     let mut out = Vec::with_capacity(sorted.len());
-    let mut line = 1;
+    let mut line = origin.line;
     let mut counted = 0;
     // (byte offset, column there) of the last match, to count columns incrementally when
     // many matches share one long line.
-    let mut col_at = (0, 1);
+    let mut col_at = (0, origin.column);
     for m in &sorted {
         line += memchr::memchr_iter(b'\n', &hay[counted..m.start]).count();
         counted = m.start;
@@ -176,8 +214,8 @@ pub fn findings(
             line,
             column,
             end_line,
-            start: m.start,
-            end: m.end,
+            start: origin.offset + m.start,
+            end: origin.offset + m.end,
             secret: Secret::new(secret),
             public: rule.public,
             fingerprint: fingerprint(&rule.id, secret),

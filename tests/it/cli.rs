@@ -463,3 +463,54 @@ fn color_only_when_asked_or_on_a_terminal() {
         .stdout
         .contains("\x1b[33m"));
 }
+
+#[test]
+fn large_file_scanned_in_chunks_matches_one_shot() {
+    // Over 64 MiB, a file is mapped and scanned chunk by chunk; the findings must equal the
+    // one-shot scan of the same bytes read from stdin, secrets on chunk edges included.
+    let sb = Sandbox::new();
+    let line = "a line of ordinary log text, nothing to see here at all\n";
+    let mut text = String::with_capacity(70 << 20);
+    let mut seed = 500;
+    while text.len() < (70 << 20) {
+        text.push_str(line);
+        // Plant near the chunk edge region (64 MiB minus the overlaps) and elsewhere.
+        let near_edge = text.len() > (64 << 20) - 70_000 && text.len() < (64 << 20) + 70_000;
+        if near_edge && text.len() % 3 == 0 || text.len() % 1_000_003 < line.len() {
+            text.push_str(&format!("k{} {}\n", seed, fake_github(seed)));
+            seed += 1;
+        }
+    }
+    text.push_str("no newline at the end, then a token ");
+    text.push_str(&fake_github(9999));
+    sb.write("big.log", &text);
+    let key = |v: &serde_json::Value| {
+        (
+            v["line"].as_u64(),
+            v["column"].as_u64(),
+            v["start"].as_u64(),
+            v["fingerprint"].clone(),
+        )
+    };
+    let file: Vec<_> = sb
+        .run(&[
+            "scan",
+            "big.log",
+            "--max-file-size",
+            "0",
+            "--format",
+            "jsonl",
+        ])
+        .jsonl()
+        .iter()
+        .map(key)
+        .collect();
+    let stdin: Vec<_> = sb
+        .run_stdin(&["scan", "-", "--format", "jsonl"], Some(text.as_bytes()))
+        .jsonl()
+        .iter()
+        .map(key)
+        .collect();
+    assert!(file.len() > 100, "{}", file.len());
+    assert_eq!(file, stdin);
+}
