@@ -11,8 +11,9 @@ mod filters;
 use crate::rules::{Rule, RuleError, MAX_WINDOW};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use rayon::prelude::*;
-use regex_automata::{meta, util::primitives::NonMaxUsize, Input, PatternID};
+use regex_automata::{meta, util::primitives::NonMaxUsize, Input};
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 pub use filters::shannon_entropy;
 
@@ -39,7 +40,12 @@ impl Match {
 }
 
 struct Compiled {
-    regex: meta::Regex,
+    pattern: String,
+    /// Built on first use: a scan that never hits a rule's keywords never pays for its
+    /// regex (start-up matters for pre-commit hooks and filters). `None` if it fails to
+    /// build, which only a size limit can cause after the pattern parsed; operator rules
+    /// are built eagerly so that surfaces as an error.
+    regex: OnceLock<Option<meta::Regex>>,
     /// Capture group index of `secret`.
     group: usize,
     /// Bytes to search on each side of a keyword hit.
@@ -93,7 +99,15 @@ impl Engine {
         let mut keyword_ids: HashMap<String, usize> = HashMap::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         for (i, r) in rules.iter().enumerate() {
-            compiled.push(compile(r, &ids)?);
+            let c = compile(r, &ids)?;
+            if !crate::rules::is_builtin(r) {
+                c.regex
+                    .set(Some(
+                        build_regex(&r.pattern).map_err(|e| r.invalid("pattern", e))?,
+                    ))
+                    .ok();
+            }
+            compiled.push(c);
             if r.keywords.is_empty() {
                 return Err(r.invalid("keywords", "at least one keyword is required"));
             }
@@ -203,11 +217,18 @@ impl Engine {
 
     fn confirm(&self, rule: usize, hay: &[u8], start: usize, end: usize, out: &mut Vec<Match>) {
         let c = &self.compiled[rule];
+        let Some(regex) = c
+            .regex
+            .get_or_init(|| build_regex(&c.pattern).ok())
+            .as_ref()
+        else {
+            return;
+        };
         let mut slots = vec![None::<NonMaxUsize>; 2 * (c.group + 1)];
         let mut at = start;
         while at <= end {
             let input = Input::new(hay).range(at..end);
-            if c.regex.search_slots(&input, &mut slots).is_none() {
+            if regex.search_slots(&input, &mut slots).is_none() {
                 break;
             }
             let (Some(ms), Some(me)) = (slots[0], slots[1]) else {
@@ -331,18 +352,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
             format!("longest match {window} exceeds {MAX_WINDOW} bytes; set a smaller `window`"),
         ));
     }
-    let regex = meta::Builder::new()
-        .syntax(syntax_config())
-        .configure(
-            meta::Config::new()
-                .nfa_size_limit(Some(8 << 20))
-                .hybrid_cache_capacity(1 << 20),
-        )
-        .build(&r.pattern)
-        .map_err(|e| r.invalid("pattern", e.to_string()))?;
-    let group = regex
-        .group_info()
-        .to_index(PatternID::ZERO, "secret")
+    let group = secret_group(&hir)
         .ok_or_else(|| r.invalid("pattern", "no capture group named `secret`"))?;
     if let Some(e) = r.entropy {
         if !(0.0..=8.0).contains(&e) {
@@ -358,9 +368,34 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         )),
     };
     Ok(Compiled {
-        regex,
+        pattern: r.pattern.clone(),
+        regex: OnceLock::new(),
         group,
         window,
         requires,
     })
+}
+
+fn build_regex(pattern: &str) -> Result<meta::Regex, String> {
+    meta::Builder::new()
+        .syntax(syntax_config())
+        .configure(
+            meta::Config::new()
+                .nfa_size_limit(Some(8 << 20))
+                .hybrid_cache_capacity(1 << 20),
+        )
+        .build(pattern)
+        .map_err(|e| e.to_string())
+}
+
+/// Capture index of the group named `secret` (the numbering the compiled regex uses).
+fn secret_group(hir: &regex_syntax::hir::Hir) -> Option<usize> {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Capture(c) if c.name.as_deref() == Some("secret") => Some(c.index as usize),
+        HirKind::Capture(c) => secret_group(&c.sub),
+        HirKind::Repetition(r) => secret_group(&r.sub),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().find_map(secret_group),
+        _ => None,
+    }
 }
