@@ -3,7 +3,24 @@
 //! variable references, hashes, uuids and paths.
 
 use crate::rules::{Checksum, Rule};
+use aho_corasick::AhoCorasick;
 use base64::Engine as _;
+use std::sync::OnceLock;
+
+/// A case-insensitive "contains any of" test, built once.
+fn contains_any(
+    cell: &'static OnceLock<AhoCorasick>,
+    words: &'static [&'static str],
+    hay: &[u8],
+) -> bool {
+    cell.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(words)
+            .expect("fixed word list builds")
+    })
+    .is_match(hay)
+}
 
 /// Whether a match survives the filters. `key` is the matched text before the secret (a
 /// variable name and an assignment sign, for context rules).
@@ -96,8 +113,10 @@ const PLACEHOLDER_VALUES: &[&str] = &[
 ];
 
 fn is_placeholder(secret: &[u8]) -> bool {
-    let lower = secret.to_ascii_lowercase();
-    if PLACEHOLDER_VALUES.iter().any(|v| lower == v.as_bytes()) {
+    if PLACEHOLDER_VALUES
+        .iter()
+        .any(|v| secret.eq_ignore_ascii_case(v.as_bytes()))
+    {
         return true;
     }
     // `$NAME` is a shell variable and `{name}` a format field, not their values.
@@ -106,10 +125,8 @@ fn is_placeholder(secret: &[u8]) -> bool {
     {
         return true;
     }
-    if PLACEHOLDER_WORDS
-        .iter()
-        .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
-    {
+    static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
+    if contains_any(&WORDS, PLACEHOLDER_WORDS, secret) {
         return true;
     }
     // Runs of one character (`aaaaaaaa`, `00000000`) and strings of very few distinct bytes.
@@ -205,13 +222,12 @@ const FILE_SUFFIXES: &[&str] = &[
 
 /// Filters for `password = …`-style rules, where the name alone says little.
 fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
-    let lower_key = key.to_ascii_lowercase();
-    let lower = secret.to_ascii_lowercase();
-    let has = |hay: &[u8], w: &str| memchr::memmem::find(hay, w.as_bytes()).is_some();
+    static HASHES: OnceLock<AhoCorasick> = OnceLock::new();
+    static CODE: OnceLock<AhoCorasick> = OnceLock::new();
     let hex = secret.iter().all(|b| b.is_ascii_hexdigit());
     // Hashes: hex of a digest length, or any value under a hash-like name.
     if (hex && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128))
-        || HASH_WORDS.iter().any(|w| has(&lower_key, w))
+        || contains_any(&HASHES, HASH_WORDS, key)
     {
         return true;
     }
@@ -232,12 +248,15 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     {
         return true;
     }
+    let ends_with = |suffix: &str| {
+        secret.len() >= suffix.len()
+            && secret[secret.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    };
     if secret.starts_with(b"$")
         || secret.starts_with(b"/")
         || secret.starts_with(b"./")
-        || has(&lower, "://")
-        || has(&lower, "env")
-        || FILE_SUFFIXES.iter().any(|s| lower.ends_with(s.as_bytes()))
+        || contains_any(&CODE, &["://", "env"], secret)
+        || FILE_SUFFIXES.iter().any(|s| ends_with(s))
     {
         return true;
     }

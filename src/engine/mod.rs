@@ -224,11 +224,19 @@ impl Engine {
         else {
             return;
         };
-        let mut slots = vec![None::<NonMaxUsize>; 2 * (c.group + 1)];
+        // Rules rarely have more than a few groups; the array avoids an allocation per call.
+        let mut buf = [None::<NonMaxUsize>; 16];
+        let mut heap;
+        let slots: &mut [Option<NonMaxUsize>] = if 2 * (c.group + 1) <= buf.len() {
+            &mut buf[..2 * (c.group + 1)]
+        } else {
+            heap = vec![None; 2 * (c.group + 1)];
+            &mut heap
+        };
         let mut at = start;
         while at <= end {
             let input = Input::new(hay).range(at..end);
-            if regex.search_slots(&input, &mut slots).is_none() {
+            if regex.search_slots(&input, slots).is_none() {
                 break;
             }
             let (Some(ms), Some(me)) = (slots[0], slots[1]) else {
