@@ -37,7 +37,7 @@ if [[ $MODE == bigfile ]]; then
     -n betterleaks "$BETTERLEAKS $big --no-banner --exit-code 0 -o $OUT/bl-big.json" \
     "${extra[@]}"
   /usr/bin/time -f "leakhound peak RSS: %M KB" "$LH" scan "$big" --max-file-size 0 --format json -o "$OUT/lh-big.json" || true
-  /usr/bin/time -f "betterleaks peak RSS: %M KB" "$BETTERLEAKS" "$big" --no-banner --exit-code 0 -o "$OUT/bl-big.json" || true
+  /usr/bin/time -f "betterleaks peak RSS: %M KB" "$BETTERLEAKS" "$big" --no-banner --exit-code 0 -o "$OUT/bl-big.json" >"$OUT/bl-big.stdout" || true
   python3 benches/recall.py ratios "$OUT/hyperfine-big.json"
   exit 0
 fi
