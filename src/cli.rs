@@ -2,6 +2,7 @@
 //! Every subcommand lives here; the library modules know nothing of flags.
 
 use crate::engine::Engine;
+use crate::filter as leakhound_filter;
 use crate::policy::{self, Config, Policy};
 use crate::report::{self, Format, HumanOptions, Report};
 use crate::rules;
@@ -35,9 +36,38 @@ struct Cli {
 enum Command {
     /// Scan files and directories (`-` reads standard input).
     Scan(ScanArgs),
+    /// Copy stdin to stdout with every secret masked (`[REDACTED:rule]`).
+    Filter(FilterArgs),
+    /// Run a command with its stdout and stderr masked; exit with its status.
+    Run {
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        cmd: Vec<String>,
+    },
     /// List or check rules.
     #[command(subcommand)]
     Rules(RulesCommand),
+}
+
+#[derive(Args)]
+struct FilterArgs {
+    /// Write each finding (JSON Lines, redacted) to FILE as it is masked.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Print a one-line notice per masked secret on stderr.
+    #[arg(long)]
+    notify: bool,
+    /// Operator config file (default: ./leakhound.toml); its `[rules]` apply.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Extra rule files to load with the built-in set.
+    #[arg(long = "rules", value_name = "FILE")]
+    rule_files: Vec<PathBuf>,
+    /// Forward a partial line after this many milliseconds without new output.
+    #[arg(long, value_name = "MS", default_value_t = 50)]
+    idle_ms: u64,
 }
 
 #[derive(Subcommand)]
@@ -135,6 +165,8 @@ pub fn main() -> i32 {
     };
     let r = match cli.command {
         Command::Scan(a) => scan(a),
+        Command::Filter(f) => filter(&f, None),
+        Command::Run { filter: f, cmd } => filter(&f, Some(&cmd)),
         Command::Rules(RulesCommand::List { format, rule_files }) => {
             list_rules(format, &rule_files)
         }
@@ -394,6 +426,71 @@ fn open_output(path: Option<&Path>, secret: bool) -> Result<Output> {
             .with_context(|| format!("{}: cannot restrict permissions", path.display()))?;
     }
     Ok(Output::File(std::io::BufWriter::new(f)))
+}
+
+/// Findings from a filter: a JSONL report and/or notices on stderr. The secret is never
+/// written: reports are always redacted.
+struct FilterSink {
+    report: Option<std::sync::Mutex<Output>>,
+    notify: bool,
+}
+
+impl leakhound_filter::Sink for FilterSink {
+    fn finding(&self, f: &report::Finding) {
+        if self.notify {
+            eprintln!(
+                "leakhound: masked {} in {} at line {}",
+                f.rule_id,
+                f.path(),
+                f.line
+            );
+        }
+        if let Some(r) = &self.report {
+            let mut out = r.lock().unwrap_or_else(|e| e.into_inner());
+            let w = out.writer();
+            let _ = serde_json::to_writer(&mut *w, &report::finding_json(f, false))
+                .map_err(std::io::Error::from)
+                .and_then(|_| writeln!(w))
+                .and_then(|_| w.flush());
+        }
+    }
+}
+
+/// `filter` (no command) and `run` (a command).
+fn filter(a: &FilterArgs, cmd: Option<&[String]>) -> Result<i32> {
+    let (cfg, _) = load_config(a.config.as_deref(), &[])?;
+    let engine = build_engine(&cfg, &a.rule_files)?.without_companions();
+    let report = match &a.report {
+        Some(p) => Some(std::sync::Mutex::new(open_output(Some(p), false)?)),
+        None => None,
+    };
+    let sink = FilterSink {
+        report,
+        notify: a.notify,
+    };
+    let idle = Duration::from_millis(a.idle_ms);
+    match cmd {
+        None => {
+            leakhound_filter::pump(
+                &engine,
+                "stdin",
+                std::io::stdin(),
+                &mut std::io::stdout(),
+                idle,
+                &sink,
+            )
+            .context("filter stopped; held output was withheld")?;
+            Ok(EXIT_CLEAN)
+        }
+        Some(cmd) => {
+            let status = leakhound_filter::run(&engine, cmd, idle, &sink)
+                .with_context(|| format!("running {:?}", cmd[0]))?;
+            use std::os::unix::process::ExitStatusExt;
+            Ok(status
+                .code()
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+        }
+    }
 }
 
 fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod filter;
 pub mod policy;
 pub mod report;
 pub mod rules;

@@ -52,6 +52,9 @@ struct Compiled {
     window: usize,
     /// (companion rule index, largest distance)
     requires: Option<(usize, usize)>,
+    /// Whether a match can contain a line feed (PEM blocks): a stream filter must then hold
+    /// more than the current line.
+    spans_lines: bool,
 }
 
 /// The compiled rule set. Cheap to share between threads.
@@ -62,6 +65,8 @@ pub struct Engine {
     /// For each keyword (automaton pattern id), the rules that listed it.
     keyword_rules: Vec<Vec<usize>>,
     longest_keyword: usize,
+    /// Report `requires` rules without their companion (see [`Engine::without_companions`]).
+    ignore_requires: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -143,11 +148,60 @@ impl Engine {
             ac,
             keyword_rules,
             longest_keyword,
+            ignore_requires: false,
         })
     }
 
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// An engine that reports a rule needing a companion (an AWS secret near a key id) even
+    /// when the companion is absent. A stream filter uses it: the companion may arrive after
+    /// the secret was forwarded, and masking too much is the safe side there.
+    pub fn without_companions(mut self) -> Engine {
+        self.ignore_requires = true;
+        self
+    }
+
+    /// The widest window of any rule: no match is longer.
+    pub fn max_window(&self) -> usize {
+        self.compiled.iter().map(|c| c.window).max().unwrap_or(0)
+    }
+
+    /// For a stream filter: the earliest offset that must still be held back because a rule
+    /// whose matches can span lines has a keyword hit whose match may not have arrived in
+    /// full (its window runs past the end of `hay` and none of `found` covers the hit).
+    pub fn multiline_pending(&self, hay: &[u8], found: &[Match]) -> Option<usize> {
+        let mut hold: Option<usize> = None;
+        // Only a hit within a window of the end can have a match running past it.
+        let widest = self
+            .compiled
+            .iter()
+            .filter(|c| c.spans_lines)
+            .map(|c| c.window)
+            .max()
+            .unwrap_or(0);
+        let from = hay.len().saturating_sub(widest + self.longest_keyword);
+        for m in self
+            .ac
+            .find_overlapping_iter(aho_corasick::Input::new(hay).range(from..hay.len()))
+        {
+            for &r in &self.keyword_rules[m.pattern().as_usize()] {
+                let c = &self.compiled[r];
+                if !c.spans_lines || m.start() + c.window <= hay.len() {
+                    continue;
+                }
+                let covered = found
+                    .iter()
+                    .any(|f| f.rule == r && f.match_start <= m.start() && f.match_end >= m.end());
+                if !covered {
+                    let from = m.end().saturating_sub(c.window);
+                    hold = Some(hold.map_or(from, |h| h.min(from)));
+                }
+            }
+        }
+        hold
     }
 
     /// Find every secret in `hay`.
@@ -279,6 +333,7 @@ impl Engine {
         let kept: Vec<Match> = raw
             .iter()
             .filter(|m| match self.compiled[m.rule].requires {
+                _ if self.ignore_requires => true,
                 None => true,
                 Some((other, within)) => raw
                     [near(&raw, m.start.saturating_sub(within), m.end + within)]
@@ -381,6 +436,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         group,
         window,
         requires,
+        spans_lines: can_match_newline(&hir),
     })
 }
 
@@ -405,5 +461,25 @@ fn secret_group(hir: &regex_syntax::hir::Hir) -> Option<usize> {
         HirKind::Repetition(r) => secret_group(&r.sub),
         HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().find_map(secret_group),
         _ => None,
+    }
+}
+
+/// Whether any string the pattern matches can contain a line feed.
+fn can_match_newline(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Literal(l) => l.0.contains(&b'\n'),
+        HirKind::Class(Class::Bytes(c)) => c
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
+        HirKind::Class(Class::Unicode(c)) => c
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= '\n' && '\n' <= r.end()),
+        HirKind::Capture(c) => can_match_newline(&c.sub),
+        HirKind::Repetition(r) => can_match_newline(&r.sub),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().any(can_match_newline),
+        HirKind::Empty | HirKind::Look(_) => false,
     }
 }

@@ -6,6 +6,7 @@ mod synth;
 
 mod cli;
 mod equivalence;
+mod filter;
 mod golden;
 mod recall;
 mod rules;

@@ -1,0 +1,165 @@
+//! Driving a [`Masker`] over real streams: `leakhound filter` (stdin to stdout) and
+//! `leakhound run` (a child's stdout and stderr, each through its own masker).
+//!
+//! Fail closed by construction: output is only ever written from what a masker returned, so
+//! if scanning fails (a read error, a panic) the held bytes are never forwarded unmasked.
+
+use super::Masker;
+use crate::engine::Engine;
+use crate::report::Finding;
+use std::io::{self, Read, Write};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Where findings go as they are masked (a report file, notices on stderr).
+pub trait Sink: Sync {
+    fn finding(&self, f: &Finding);
+}
+
+/// Mask `input` into `output` until end of input. A partial line is forwarded after `idle`
+/// without new input. Returns quietly when `output` is closed.
+pub fn pump(
+    engine: &Engine,
+    name: &str,
+    mut input: impl Read + Send,
+    output: &mut dyn Write,
+    idle: Duration,
+    sink: &dyn Sink,
+) -> io::Result<()> {
+    let mut masker = Masker::new(engine, name);
+    let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(4);
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut buf = vec![0u8; 64 << 10];
+            loop {
+                match input.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if tx.send(Ok(buf[..n].to_vec())).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        break;
+                    }
+                }
+            }
+        });
+        let result = (|| -> io::Result<()> {
+            loop {
+                let next = if masker.has_pending() {
+                    match rx.recv_timeout(idle) {
+                        Ok(v) => Some(v),
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
+                            emit(output, masker.idle(), sink)?;
+                            continue;
+                        }
+                        Err(mpsc::RecvTimeoutError::Disconnected) => None,
+                    }
+                } else {
+                    rx.recv().ok()
+                };
+                match next {
+                    Some(chunk) => emit(output, masker.push(&chunk?), sink)?,
+                    None => return emit(output, masker.finish(), sink),
+                }
+            }
+        })();
+        // Unblock the reader if we stopped early (closed output): it ends at its next send.
+        drop(rx);
+        match result {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            r => r,
+        }
+    })
+}
+
+fn emit(
+    out: &mut dyn Write,
+    (bytes, findings): (Vec<u8>, Vec<Finding>),
+    sink: &dyn Sink,
+) -> io::Result<()> {
+    for f in &findings {
+        sink.finding(f);
+    }
+    if !bytes.is_empty() {
+        out.write_all(&bytes)?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The running child, for the signal handler.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // Signals the terminal sends reach the child's process group directly; forward only the
+    // ones sent to us alone (kill(1), a supervisor), so the child never gets one twice.
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let code = unsafe { (*info).si_code };
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 && code <= 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+fn install_forwarding() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction with a valid handler and SA_SIGINFO is well-formed; the
+        // handler only reads an atomic and calls kill.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = forward as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Run `cmd` with its stdout and stderr masked into ours; returns the child's exit status.
+pub fn run(
+    engine: &Engine,
+    cmd: &[String],
+    idle: Duration,
+    sink: &dyn Sink,
+) -> io::Result<ExitStatus> {
+    let (prog, args) = cmd
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
+    install_forwarding();
+    let mut child = Command::new(prog)
+        .args(args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    CHILD.store(child.id() as i32, Ordering::SeqCst);
+    let out = child.stdout.take().expect("piped");
+    let err = child.stderr.take().expect("piped");
+    let results = std::thread::scope(|s| {
+        let o = s.spawn(|| pump(engine, "stdout", out, &mut io::stdout(), idle, sink));
+        let e = s.spawn(|| pump(engine, "stderr", err, &mut io::stderr(), idle, sink));
+        (o.join(), e.join())
+    });
+    let status = child.wait();
+    CHILD.store(0, Ordering::SeqCst);
+    for r in [results.0, results.1] {
+        match r {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(io::Error::other(
+                    "the filter thread failed; output withheld",
+                ))
+            }
+        }
+    }
+    status
+}

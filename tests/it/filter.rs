@@ -1,0 +1,235 @@
+//! `filter` and `run` with real processes: split writes with pauses, prompts, ANSI colour,
+//! exit statuses and signals; and the chunking property on the library masker.
+
+use crate::util::{bin, fake_aws, fake_github, to_run, Sandbox};
+use leakhound::engine::Engine;
+use leakhound::filter::Masker;
+use proptest::prelude::*;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[test]
+fn secret_written_in_pieces_with_pauses_is_masked() {
+    let sb = Sandbox::new();
+    let (id, secret) = fake_aws(300);
+    let script = format!(
+        "import sys, time\nline = 'aws_secret_access_key = {secret}\\nid={id}\\n'\nfor i in range(0, len(line), 5):\n    sys.stdout.write(line[i:i+5]); sys.stdout.flush(); time.sleep(0.02)\n"
+    );
+    sb.write("leak.py", script);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "python3 leak.py | {} filter --report found.jsonl",
+            bin().display()
+        ))
+        .current_dir(sb.dir.path())
+        .output()
+        .unwrap();
+    let r = to_run(out);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains(&secret[..12]), "{}", r.stdout);
+    assert!(!r.stdout.contains(&id), "{}", r.stdout);
+    assert_eq!(
+        r.stdout,
+        "aws_secret_access_key = [REDACTED:aws.secret-access-key]\nid=[REDACTED:aws.access-key-id]\n"
+    );
+    let report = std::fs::read_to_string(sb.path("found.jsonl")).unwrap();
+    assert_eq!(report.lines().count(), 2);
+    assert!(!report.contains(&secret));
+}
+
+/// Read what the child has written so far, waiting at most `wait`.
+fn read_for(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> Vec<u8> {
+    let end = Instant::now() + wait;
+    let mut got = Vec::new();
+    while let Some(left) = end.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(b) => got.extend(b),
+            Err(_) => break,
+        }
+    }
+    got
+}
+
+#[test]
+fn prompt_forwarded_when_idle_but_no_fragment_of_a_secret() {
+    let (_, secret) = fake_aws(301);
+    let mut child = Command::new(bin())
+        .arg("filter")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    stdin.write_all(b">>> ").unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(
+        read_for(&rx, Duration::from_secs(2)),
+        b">>> ",
+        "a prompt goes out while idle"
+    );
+    write!(stdin, "aws_secret_access_key = {}", &secret[..20]).unwrap();
+    stdin.flush().unwrap();
+    let early = read_for(&rx, Duration::from_millis(600));
+    assert!(
+        !String::from_utf8_lossy(&early).contains(&secret[..20]),
+        "fragment leaked"
+    );
+    writeln!(stdin, "{}", &secret[20..]).unwrap();
+    drop(stdin);
+    let mut all = early;
+    all.extend(read_for(&rx, Duration::from_secs(3)));
+    assert_eq!(
+        String::from_utf8_lossy(&all),
+        "aws_secret_access_key = [REDACTED:aws.secret-access-key]\n"
+    );
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn ansi_colour_inside_a_secret_does_not_hide_it() {
+    let sb = Sandbox::new();
+    let gh = fake_github(302);
+    let input = format!("token: \x1b[1;31m{}\x1b[0m{}\n", &gh[..10], &gh[10..]);
+    let r = sb.run_stdin(&["filter"], Some(input.as_bytes()));
+    assert_eq!(r.code, 0);
+    assert!(!r.stdout.contains(&gh[10..]), "{:?}", r.stdout);
+    assert!(r.stdout.contains("[REDACTED:github.pat]"), "{:?}", r.stdout);
+    assert!(r.stdout.starts_with("token: "));
+}
+
+#[test]
+fn binary_garbage_passes_through_unchanged() {
+    let sb = Sandbox::new();
+    let mut rng = crate::synth::Rng::new(303);
+    let bytes: Vec<u8> = (0..300_000).map(|_| rng.next() as u8).collect();
+    let mut c = sb.cmd();
+    let mut child = c
+        .arg("filter")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = bytes.clone();
+    let w = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap().unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout.len(), bytes.len());
+    assert!(out.stdout == bytes, "bytes changed");
+}
+
+#[test]
+fn run_keeps_separate_streams_and_the_exit_status() {
+    let sb = Sandbox::new();
+    let gh = fake_github(304);
+    let r = sb.run(&[
+        "run",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo out {gh}; echo err {gh} >&2; exit 7"),
+    ]);
+    assert_eq!(r.code, 7);
+    assert_eq!(r.stdout, "out [REDACTED:github.pat]\n");
+    assert_eq!(r.stderr, "err [REDACTED:github.pat]\n");
+    let killed = sb.run(&["run", "--", "sh", "-c", "kill -TERM $$"]);
+    assert_eq!(killed.code, 128 + 15);
+    let missing = sb.run(&["run", "--", "/no/such/program"]);
+    assert_eq!(missing.code, 2);
+    assert!(missing.stderr.contains("/no/such/program"));
+}
+
+#[test]
+fn run_forwards_sigterm_to_the_child() {
+    let started = Instant::now();
+    let mut child = Command::new(bin())
+        .args(["run", "--", "sleep", "30"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn child_closing_stdout_early_is_fine() {
+    let sb = Sandbox::new();
+    let r = sb.run(&[
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "exec 1>&-; sleep 0.1; echo still >&2",
+    ]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stderr, "still\n");
+}
+
+fn engine() -> &'static Engine {
+    static E: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+    E.get_or_init(|| {
+        Engine::new(leakhound::rules::builtin())
+            .unwrap()
+            .without_companions()
+    })
+}
+
+fn mask_all(chunks: &[&[u8]]) -> Vec<u8> {
+    let mut m = Masker::new(engine(), "t");
+    let mut out = Vec::new();
+    for c in chunks {
+        out.extend(m.push(c).0);
+    }
+    out.extend(m.finish().0);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_chunking_gives_the_one_shot_output(
+        parts in proptest::collection::vec((proptest::collection::vec(prop_oneof![8 => 0x20u8..0x7f, 1 => Just(b'\n')], 0..200), 0usize..400, any::<bool>()), 1..6),
+        cuts in proptest::collection::vec(1usize..64, 1..40),
+    ) {
+        let rules = engine().rules();
+        let examples: Vec<&String> = rules.iter().flat_map(|r| &r.examples).collect();
+        let mut input = Vec::new();
+        for (noise, ex, plant) in parts {
+            input.extend_from_slice(&noise);
+            if plant {
+                input.extend_from_slice(examples[ex % examples.len()].as_bytes());
+                input.push(b'\n');
+            }
+        }
+        let one_shot = mask_all(&[&input]);
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        for c in cuts.iter().cycle() {
+            if at >= input.len() { break; }
+            let end = (at + c).min(input.len());
+            chunks.push(&input[at..end]);
+            at = end;
+        }
+        prop_assert_eq!(mask_all(&chunks), one_shot);
+    }
+}
