@@ -36,6 +36,9 @@ struct Cli {
 enum Command {
     /// Scan files and directories (`-` reads standard input).
     Scan(ScanArgs),
+    /// Audit environments: this process's (default), another's (`--pid`), dump files, and
+    /// with `--runtime` the credential files a runtime inherits under $HOME.
+    Env(EnvArgs),
     /// Copy stdin to stdout with every secret masked (`[REDACTED:rule]`).
     Filter(FilterArgs),
     /// Run a command with its stdout and stderr masked; exit with its status.
@@ -50,6 +53,37 @@ enum Command {
     #[command(subcommand)]
     Rules(RulesCommand),
 }
+
+#[derive(Args)]
+struct EnvArgs {
+    /// Environment dumps: KEY=VALUE lines, NUL-separated (/proc/*/environ), export or
+    /// declare -x lines, .env files.
+    files: Vec<PathBuf>,
+    /// Read /proc/N/environ.
+    #[arg(long, value_name = "N")]
+    pid: Vec<u32>,
+    /// Also scan the credential files under $HOME that a runtime inherits (~/.aws, ~/.docker,
+    /// ~/.netrc, ~/.git-credentials, ~/.npmrc, ~/.pypirc, ~/.kube, ~/.config/gcloud, ~/.azure).
+    #[arg(long)]
+    runtime: bool,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Where credentials live under $HOME, relative to it.
+const RUNTIME_CREDENTIALS: &[&str] = &[
+    ".aws/credentials",
+    ".aws/config",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".kube/config",
+    ".config/gcloud/application_default_credentials.json",
+    ".config/gcloud/credentials.db",
+    ".azure",
+];
 
 #[derive(Args)]
 struct FilterArgs {
@@ -165,6 +199,7 @@ pub fn main() -> i32 {
     };
     let r = match cli.command {
         Command::Scan(a) => scan(a),
+        Command::Env(a) => env(a),
         Command::Filter(f) => filter(&f, None),
         Command::Run { filter: f, cmd } => filter(&f, Some(&cmd)),
         Command::Rules(RulesCommand::List { format, rule_files }) => {
@@ -295,6 +330,54 @@ fn scan(a: ScanArgs) -> Result<i32> {
             })
         })
     };
+    emit(&scanner, &outcome, r, &mut out)
+}
+
+fn env(a: EnvArgs) -> Result<i32> {
+    use crate::source::env::Environment;
+    let r = &a.report;
+    let (cfg, cfg_name) = load_config(r.config.as_deref(), &a.files)?;
+    let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
+    if let Some(b) = &r.baseline {
+        policy = policy.with_baseline(policy::read_baseline(b)?);
+    }
+    let scanner = Scanner::new(build_engine(&cfg, &r.rule_files)?, policy);
+    let mut envs = Vec::new();
+    for pid in &a.pid {
+        envs.push(Environment::of_pid(*pid).with_context(|| {
+            format!("cannot read the environment of pid {pid} (/proc/{pid}/environ)")
+        })?);
+    }
+    for f in &a.files {
+        envs.push(Environment::from_file(f).with_context(|| format!("{}", f.display()))?);
+    }
+    if envs.is_empty() {
+        envs.push(Environment::current());
+    }
+    let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
+    let mut outcome = scanner.environments(&envs);
+    if a.runtime {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let paths: Vec<PathBuf> = RUNTIME_CREDENTIALS
+            .iter()
+            .map(|p| home.join(p))
+            .filter(|p| p.exists())
+            .collect();
+        if !paths.is_empty() {
+            let opts = WalkOptions {
+                paths,
+                ignore_files: false,
+                binary: false,
+                max_file_size: Some(64 << 20),
+                threads: 2,
+            };
+            outcome = outcome.merge(scanner.paths(&opts, &|w| {
+                eprintln!("leakhound: warning: {}: {}", w.path, w.message)
+            }));
+        }
+    }
     emit(&scanner, &outcome, r, &mut out)
 }
 

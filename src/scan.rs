@@ -199,6 +199,31 @@ impl Scanner {
         finish(c.into_inner().unwrap_or_else(|e| e.into_inner()), start)
     }
 
+    /// Scan environments; each finding names its variable.
+    pub fn environments(&self, envs: &[source::env::Environment]) -> Outcome {
+        let start = Instant::now();
+        let c = Mutex::new(Collected::default());
+        for env in envs {
+            let blob = env.blob();
+            let found = self.blob(&blob);
+            let mut c = lock(&c);
+            c.summary.files += 1;
+            c.summary.bytes += blob.data.len() as u64;
+            for mut f in found {
+                f.provenance = source::Provenance::Env {
+                    origin: env.origin.clone(),
+                    variable: env.variable(f.line).unwrap_or_default(),
+                };
+                if self.policy.in_baseline(&f.fingerprint) {
+                    c.suppressed.push(f);
+                } else {
+                    c.findings.push(f);
+                }
+            }
+        }
+        finish(c.into_inner().unwrap_or_else(|e| e.into_inner()), start)
+    }
+
     /// Scan standard input as one blob.
     pub fn stdin(&self) -> std::io::Result<Outcome> {
         let start = Instant::now();
@@ -218,6 +243,29 @@ const OVERLAP: usize = 2 * MAX_WINDOW;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Outcome {
+    /// Two scans' results as one report.
+    pub fn merge(self, other: Outcome) -> Outcome {
+        let mut c = Collected {
+            findings: self.findings,
+            suppressed: self.suppressed,
+            warnings: self.warnings,
+            summary: self.summary,
+        };
+        c.findings.extend(other.findings);
+        c.suppressed.extend(other.suppressed);
+        c.warnings.extend(other.warnings);
+        c.summary.files += other.summary.files;
+        c.summary.bytes += other.summary.bytes;
+        c.summary.skipped_binary += other.summary.skipped_binary;
+        c.summary.skipped_large += other.summary.skipped_large;
+        let elapsed = c.summary.elapsed + other.summary.elapsed;
+        let mut o = finish(c, Instant::now());
+        o.summary.elapsed = elapsed;
+        o
+    }
 }
 
 fn finish(mut c: Collected, start: Instant) -> Outcome {

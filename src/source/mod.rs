@@ -1,6 +1,7 @@
 //! Inputs: each kind yields blobs (bytes with provenance). Sources read; they do not scan or
 //! format.
 
+pub mod env;
 pub mod fs;
 
 use serde::Serialize;
@@ -9,8 +10,17 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Provenance {
-    File { path: String },
-    Stream { name: String },
+    File {
+        path: String,
+    },
+    Stream {
+        name: String,
+    },
+    /// A variable of an environment (this process's, a pid's, or a dump file's).
+    Env {
+        origin: String,
+        variable: String,
+    },
 }
 
 impl Provenance {
@@ -19,6 +29,7 @@ impl Provenance {
         match self {
             Provenance::File { path } => path.clone(),
             Provenance::Stream { name } => name.clone(),
+            Provenance::Env { origin, variable } => format!("{origin}:{variable}"),
         }
     }
 }

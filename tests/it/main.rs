@@ -5,6 +5,7 @@
 mod synth;
 
 mod cli;
+mod env;
 mod equivalence;
 mod filter;
 mod golden;

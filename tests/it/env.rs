@@ -1,0 +1,127 @@
+//! `leakhound env`: a live process's environment, dump files, and the variable as context.
+
+use crate::util::{bin, fake_aws, fake_github, Sandbox};
+use std::process::{Command, Stdio};
+
+#[test]
+fn pid_environment_names_each_variable() {
+    let (id, secret) = fake_aws(400);
+    let gh = fake_github(400);
+    let mut child = Command::new("sleep")
+        .arg("30")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("AWS_ACCESS_KEY_ID", &id)
+        .env("AWS_SECRET_ACCESS_KEY", &secret)
+        .env("MY_SERVICE_TOKEN", "Xq7vN2pL9wRt4ZkB8mHs3JdC")
+        .env("GH", &gh)
+        .env("HOME_PAGE", "https://example.org/docs")
+        .spawn()
+        .unwrap();
+    // /proc/PID/environ shows the new environment only once exec has happened.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = child.id().to_string();
+    let out = Command::new(bin())
+        .args(["env", "--pid", &pid, "--format", "jsonl"])
+        .stdout(Stdio::piped())
+        .output()
+        .unwrap();
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains(&secret), "redacted");
+    let mut got: Vec<(String, String)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| {
+            (
+                v["provenance"]["variable"].as_str().unwrap().to_string(),
+                v["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    let want = [
+        ("AWS_ACCESS_KEY_ID", "aws.access-key-id"),
+        ("AWS_SECRET_ACCESS_KEY", "aws.secret-access-key"),
+        ("GH", "github.pat"),
+        ("MY_SERVICE_TOKEN", "generic.token"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn dump_files_in_the_usual_shapes() {
+    let sb = Sandbox::new();
+    let (id, secret) = fake_aws(401);
+    sb.write(
+        "exported.sh",
+        format!("# from a CI job\nexport AWS_ACCESS_KEY_ID={id}\ndeclare -x AWS_SECRET_ACCESS_KEY=\"{secret}\"\nexport PLAIN=1\n"),
+    );
+    sb.write(
+        "proc.environ",
+        format!("PATH=/bin\0AWS_SECRET_ACCESS_KEY={secret}\0"),
+    );
+    let r = sb.run(&["env", "exported.sh", "proc.environ", "--format", "jsonl"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let f = r.jsonl();
+    let vars: Vec<String> = f
+        .iter()
+        .map(|v| v["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        vars,
+        [
+            "exported.sh:AWS_ACCESS_KEY_ID",
+            "exported.sh:AWS_SECRET_ACCESS_KEY",
+            "proc.environ:AWS_SECRET_ACCESS_KEY"
+        ]
+    );
+    let clean = sb.write("clean.env", "A=1\nDEBUG=true\nPASSWORD=${DB_PASSWORD}\n");
+    assert_eq!(sb.run(&["env", clean.to_str().unwrap()]).code, 0);
+}
+
+#[test]
+fn missing_pid_or_file_is_a_clear_error() {
+    let sb = Sandbox::new();
+    let r = sb.run(&["env", "--pid", "4000000"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("pid 4000000"), "{}", r.stderr);
+    assert_eq!(sb.run(&["env", "no-such.env"]).code, 2);
+}
+
+#[test]
+fn runtime_audits_credential_files_under_home() {
+    let sb = Sandbox::new();
+    let (id, secret) = fake_aws(402);
+    sb.write(
+        "home/.aws/credentials",
+        format!("[default]\naws_access_key_id = {id}\naws_secret_access_key = {secret}\n"),
+    );
+    sb.write(
+        "home/.netrc",
+        "machine api.example.org login bot password Zq8wX2vN7pL4rT9k\n",
+    );
+    let out = sb
+        .cmd()
+        .args(["env", "--runtime", "--format", "jsonl"])
+        .env_clear()
+        .env("HOME", sb.path("home"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for needle in [
+        ".aws/credentials",
+        "aws.secret-access-key",
+        ".netrc",
+        "netrc.password",
+    ] {
+        assert!(text.contains(needle), "missing {needle}: {text}");
+    }
+}
