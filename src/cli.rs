@@ -49,6 +49,18 @@ enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         cmd: Vec<String>,
     },
+    /// Write a copy of a Jupyter notebook with every secret masked.
+    RedactNotebook {
+        input: PathBuf,
+        /// Where to write the copy (default: stdout).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Extra rule files to load with the built-in set.
+        #[arg(long = "rules", value_name = "FILE")]
+        rule_files: Vec<PathBuf>,
+    },
     /// List or check rules.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -200,6 +212,12 @@ pub fn main() -> i32 {
     let r = match cli.command {
         Command::Scan(a) => scan(a),
         Command::Env(a) => env(a),
+        Command::RedactNotebook {
+            input,
+            output,
+            config,
+            rule_files,
+        } => redact_notebook(&input, output.as_deref(), config.as_deref(), &rule_files),
         Command::Filter(f) => filter(&f, None),
         Command::Run { filter: f, cmd } => filter(&f, Some(&cmd)),
         Command::Rules(RulesCommand::List { format, rule_files }) => {
@@ -574,6 +592,31 @@ fn filter(a: &FilterArgs, cmd: Option<&[String]>) -> Result<i32> {
                 .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
         }
     }
+}
+
+fn redact_notebook(
+    input: &Path,
+    output: Option<&Path>,
+    config: Option<&Path>,
+    extra: &[PathBuf],
+) -> Result<i32> {
+    let (cfg, _) = load_config(config, &[])?;
+    let engine = build_engine(&cfg, extra)?.without_companions();
+    let raw = std::fs::read(input).with_context(|| format!("{}", input.display()))?;
+    let (masked, n, valid) = leakhound_filter::redact_notebook(&engine, &raw);
+    if !valid {
+        eprintln!(
+            "leakhound: warning: {}: not valid JSON; masked as plain text",
+            input.display()
+        );
+    }
+    let mut out = open_output(output, false)?;
+    out.writer()
+        .write_all(&masked)
+        .and_then(|_| out.writer().flush())
+        .context("writing the redacted notebook")?;
+    eprintln!("leakhound: {n} secret(s) masked");
+    Ok(EXIT_CLEAN)
 }
 
 fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {

@@ -7,6 +7,7 @@
 //! stages together; [`cli`] is the command line.
 
 pub mod cli;
+pub mod decode;
 pub mod engine;
 pub mod filter;
 pub mod policy;

@@ -36,6 +36,8 @@ pub struct Scanner {
     engine: Engine,
     policy: Policy,
     seen: Mutex<HashMap<u128, Arc<[Match]>>>,
+    /// Problems found while scanning content (a notebook that is not JSON).
+    notes: Mutex<Vec<Warning>>,
     pub progress: Progress,
 }
 
@@ -53,6 +55,7 @@ impl Scanner {
             engine,
             policy,
             seen: Mutex::default(),
+            notes: Mutex::default(),
             progress: Progress::default(),
         }
     }
@@ -63,10 +66,52 @@ impl Scanner {
 
     /// Scan one blob. Memory-mapped (large) blobs are scanned a chunk at a time.
     pub fn blob(&self, blob: &Blob) -> Vec<Finding> {
-        match &blob.data {
-            Data::Mapped(map) if map.len() > STREAM_CHUNK => self.streamed(blob, map),
+        match (&blob.data, &blob.provenance) {
+            (Data::Mapped(map), _) if map.len() > STREAM_CHUNK => self.streamed(blob, map),
+            (_, source::Provenance::File { path }) if path.ends_with(".ipynb") => {
+                self.notebook(path, &blob.data).unwrap_or_else(|| {
+                    lock(&self.notes).push(Warning {
+                        path: path.clone(),
+                        message: "notebook is not valid JSON; scanned as plain text".into(),
+                    });
+                    self.whole(blob)
+                })
+            }
             _ => self.whole(blob),
         }
+    }
+
+    /// A notebook's cells and text outputs, each decoded from its JSON string and mapped back
+    /// to the file's own bytes. `None` when it is not valid JSON.
+    fn notebook(&self, path: &str, raw: &[u8]) -> Option<Vec<Finding>> {
+        let mut out = Vec::new();
+        for part in source::notebook::parts(raw)? {
+            let v = &part.view;
+            let matches: Vec<Match> = self
+                .engine
+                .scan(&v.bytes)
+                .into_iter()
+                .map(|m| Match {
+                    start: v.map[m.start],
+                    end: v.map[m.end],
+                    rule: m.rule,
+                    match_start: v.map[m.match_start],
+                    match_end: v.map[m.match_end],
+                })
+                .filter(|m| !self.policy.match_allowed(raw, m))
+                .collect();
+            if matches.is_empty() {
+                continue;
+            }
+            let prov = source::Provenance::Notebook {
+                path: path.to_string(),
+                cell: part.cell,
+                output: part.output,
+                field: part.field,
+            };
+            out.extend(report::findings(self.engine.rules(), raw, &matches, &prov));
+        }
+        Some(out)
     }
 
     /// Scan one blob: matches (from the content cache when the same bytes were seen before),
@@ -196,7 +241,12 @@ impl Scanner {
                 lock(&c).warnings.push(w);
             }
         });
-        finish(c.into_inner().unwrap_or_else(|e| e.into_inner()), start)
+        let mut c = c.into_inner().unwrap_or_else(|e| e.into_inner());
+        for w in lock(&self.notes).drain(..) {
+            on_warning(&w);
+            c.warnings.push(w);
+        }
+        finish(c, start)
     }
 
     /// Scan environments; each finding names its variable.

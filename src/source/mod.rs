@@ -3,6 +3,7 @@
 
 pub mod env;
 pub mod fs;
+pub mod notebook;
 
 use serde::Serialize;
 
@@ -15,6 +16,13 @@ pub enum Provenance {
     },
     Stream {
         name: String,
+    },
+    /// A field of a Jupyter notebook: a cell's source, or one of its outputs.
+    Notebook {
+        path: String,
+        cell: Option<usize>,
+        output: Option<usize>,
+        field: String,
     },
     /// A variable of an environment (this process's, a pid's, or a dump file's).
     Env {
@@ -29,6 +37,7 @@ impl Provenance {
         match self {
             Provenance::File { path } => path.clone(),
             Provenance::Stream { name } => name.clone(),
+            Provenance::Notebook { path, .. } => path.clone(),
             Provenance::Env { origin, variable } => format!("{origin}:{variable}"),
         }
     }

@@ -9,6 +9,7 @@ mod env;
 mod equivalence;
 mod filter;
 mod golden;
+mod notebook;
 mod recall;
 mod rules;
 mod util;

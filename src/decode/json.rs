@@ -1,0 +1,227 @@
+//! JSON string escapes (`\n`, `\"`, `\/`, `\u002B`, surrogate pairs), and a walker that finds
+//! every string value of a JSON document with its path and raw span — without building the
+//! document, so spans stay exact.
+
+use super::View;
+
+/// Decode the body of a JSON string (between the quotes) at `offset` in the original.
+/// Invalid escapes are kept as written.
+pub fn unescape(raw: &[u8], offset: usize) -> View {
+    let mut v = View {
+        bytes: Vec::with_capacity(raw.len()),
+        map: Vec::with_capacity(raw.len() + 1),
+    };
+    let mut i = 0;
+    while i < raw.len() {
+        let at = offset + i;
+        if raw[i] != b'\\' || i + 1 >= raw.len() {
+            v.bytes.push(raw[i]);
+            v.map.push(at);
+            i += 1;
+            continue;
+        }
+        let (decoded, used): (Vec<u8>, usize) = match raw[i + 1] {
+            b'n' => (vec![b'\n'], 2),
+            b't' => (vec![b'\t'], 2),
+            b'r' => (vec![b'\r'], 2),
+            b'b' => (vec![8], 2),
+            b'f' => (vec![12], 2),
+            b'"' | b'\\' | b'/' => (vec![raw[i + 1]], 2),
+            b'u' => match hex4(&raw[i + 2..]) {
+                Some(hi @ 0xD800..=0xDBFF) => {
+                    match (raw.get(i + 6..i + 8), hex4(raw.get(i + 8..).unwrap_or(&[]))) {
+                        (Some(b"\\u"), Some(lo @ 0xDC00..=0xDFFF)) => {
+                            let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                            (utf8(c), 12)
+                        }
+                        _ => (raw[i..i + 6].to_vec(), 6),
+                    }
+                }
+                Some(c) => (utf8(c), 6),
+                None => (vec![b'\\'], 1),
+            },
+            _ => (vec![b'\\'], 1),
+        };
+        for b in decoded {
+            v.bytes.push(b);
+            v.map.push(at);
+        }
+        i += used;
+    }
+    v.map.push(offset + raw.len());
+    v
+}
+
+fn hex4(b: &[u8]) -> Option<u32> {
+    let s = std::str::from_utf8(b.get(..4)?).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+fn utf8(c: u32) -> Vec<u8> {
+    char::from_u32(c)
+        .unwrap_or(char::REPLACEMENT_CHARACTER)
+        .to_string()
+        .into_bytes()
+}
+
+/// One step of a path into a JSON document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// A string value: its path and the raw span of its body (between the quotes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StringAt {
+    pub path: Vec<Step>,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Every string value in `doc` (not object keys), or `None` if it is not valid JSON.
+/// Nesting is limited, so a hostile document cannot exhaust the stack.
+pub fn strings(doc: &[u8]) -> Option<Vec<StringAt>> {
+    let mut w = Walker {
+        b: doc,
+        i: 0,
+        path: Vec::new(),
+        out: Vec::new(),
+    };
+    w.ws();
+    w.value(0)?;
+    w.ws();
+    (w.i == doc.len()).then_some(w.out)
+}
+
+const MAX_DEPTH: usize = 256;
+
+struct Walker<'a> {
+    b: &'a [u8],
+    i: usize,
+    path: Vec<Step>,
+    out: Vec<StringAt>,
+}
+
+impl Walker<'_> {
+    fn ws(&mut self) {
+        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\n' | b'\r' | b'\t') {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
+    }
+
+    /// A string's body span; `self.i` ends after the closing quote.
+    fn string(&mut self) -> Option<(usize, usize)> {
+        self.eat(b'"')?;
+        let start = self.i;
+        while self.i < self.b.len() {
+            match self.b[self.i] {
+                b'"' => {
+                    self.i += 1;
+                    return Some((start, self.i - 1));
+                }
+                b'\\' => self.i += 2,
+                _ => self.i += 1,
+            }
+        }
+        None
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        match *self.b.get(self.i)? {
+            b'"' => {
+                let (start, end) = self.string()?;
+                self.out.push(StringAt {
+                    path: self.path.clone(),
+                    start,
+                    end,
+                });
+            }
+            b'{' => {
+                self.i += 1;
+                if self.eat(b'}').is_none() {
+                    loop {
+                        let (ks, ke) = self.string()?;
+                        let key = unescape(&self.b[ks..ke], ks).bytes;
+                        self.eat(b':')?;
+                        self.path
+                            .push(Step::Key(String::from_utf8_lossy(&key).into_owned()));
+                        self.value(depth + 1)?;
+                        self.path.pop();
+                        if self.eat(b',').is_none() {
+                            self.eat(b'}')?;
+                            break;
+                        }
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                if self.eat(b']').is_none() {
+                    let mut n = 0;
+                    loop {
+                        self.path.push(Step::Index(n));
+                        self.value(depth + 1)?;
+                        self.path.pop();
+                        n += 1;
+                        if self.eat(b',').is_none() {
+                            self.eat(b']')?;
+                            break;
+                        }
+                    }
+                }
+            }
+            _ => {
+                // Numbers, true, false, null: a run of their characters.
+                let start = self.i;
+                while self.i < self.b.len()
+                    && matches!(self.b[self.i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'a'..=b'z')
+                {
+                    self.i += 1;
+                }
+                if self.i == start {
+                    return None;
+                }
+            }
+        }
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unescape_maps_back() {
+        let raw = br#"a\nb\u002Bc\/d\ud83d\ude00e"#;
+        let v = unescape(raw, 10);
+        assert_eq!(v.bytes, "a\nb+c/d\u{1F600}e".as_bytes());
+        assert_eq!(v.original(2, 3), (13, 14)); // "b"
+        assert_eq!(v.original(3, 4), (14, 20)); // "\u002B"
+        assert_eq!(*v.map.last().unwrap(), 10 + raw.len());
+    }
+
+    #[test]
+    fn walker_paths_and_spans() {
+        let doc = br#"{"a": ["x", {"b": "yz"}], "n": 1.5, "t": true}"#;
+        let s = strings(doc).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(&doc[s[1].start..s[1].end], b"yz");
+        assert_eq!(
+            s[1].path,
+            vec![Step::Key("a".into()), Step::Index(1), Step::Key("b".into())]
+        );
+        assert!(strings(b"{\"a\": ").is_none());
+        assert!(strings(&[b'['; 10_000]).is_none());
+    }
+}

@@ -1,0 +1,110 @@
+//! Notebooks: secrets in sources and stream outputs with cell provenance and the file's own
+//! line numbers; PNG outputs skipped; broken notebooks scanned as text; redact-notebook.
+
+use crate::util::{fake_aws, fake_github, Sandbox};
+use serde_json::json;
+
+fn notebook(secret_in_source: &str, secret_in_output: &str) -> String {
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    let nb = json!({
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Analysis\n", "Load the data."]},
+            {"cell_type": "code", "execution_count": 1, "metadata": {},
+             "source": ["import boto3\n", format!("client = boto3.client('s3', aws_secret_access_key=\"{secret_in_source}\")\n")],
+             "outputs": [
+                 {"output_type": "stream", "name": "stdout", "text": ["connected\n", format!("debug: token={secret_in_output}\n")]},
+                 {"output_type": "display_data", "metadata": {}, "data": {"image/png": png, "text/plain": ["<Figure size 640x480>"]}}
+             ]}
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4, "nbformat_minor": 5
+    });
+    serde_json::to_string_pretty(&nb).unwrap()
+}
+
+#[test]
+fn findings_name_cell_output_and_file_line() {
+    let sb = Sandbox::new();
+    let (_, secret) = fake_aws(500);
+    let gh = fake_github(500);
+    let text = notebook(&secret, &gh);
+    sb.write("analysis.ipynb", &text);
+    let r = sb.run(&["scan", "--format", "jsonl"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let f = r.jsonl();
+    assert_eq!(f.len(), 2, "{:#?}", f);
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert_eq!(f[0]["rule"], "aws.secret-access-key");
+    assert_eq!(f[0]["provenance"]["cell"], 1);
+    assert_eq!(f[0]["provenance"]["field"], "source");
+    assert!(f[0]["provenance"]["output"].is_null());
+    assert_eq!(f[0]["line"].as_u64().unwrap() as usize, line_of(&secret));
+    assert_eq!(f[1]["rule"], "github.pat");
+    assert_eq!(f[1]["provenance"]["output"], 0);
+    assert_eq!(f[1]["provenance"]["field"], "text");
+    assert_eq!(f[1]["line"].as_u64().unwrap() as usize, line_of(&gh));
+}
+
+#[test]
+fn image_outputs_alone_give_no_findings() {
+    let sb = Sandbox::new();
+    sb.write("clean.ipynb", notebook("not-a-secret", "none"));
+    let r = sb.run(&["scan"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
+#[test]
+fn escaped_secret_is_found_and_maps_to_its_span() {
+    // `\/` and `\u0041` in the JSON text decode to the secret; the raw span is reported.
+    let sb = Sandbox::new();
+    let gh = fake_github(501);
+    let escaped = format!("{}\\u00{:02x}{}", &gh[..10], gh.as_bytes()[10], &gh[11..]);
+    let raw = format!("{{\"cells\": [{{\"cell_type\": \"code\", \"source\": \"t = '{escaped}'\", \"outputs\": []}}]}}");
+    sb.write("esc.ipynb", &raw);
+    let r = sb.run(&["scan", "--format", "jsonl", "--show-secrets"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let f = &r.jsonl()[0];
+    assert_eq!(f["rule"], "github.pat");
+    let start = f["start"].as_u64().unwrap() as usize;
+    assert_eq!(&raw[start..start + 10], &gh[..10]);
+}
+
+#[test]
+fn broken_notebook_falls_back_to_text_with_a_warning() {
+    let sb = Sandbox::new();
+    let gh = fake_github(502);
+    sb.write(
+        "broken.ipynb",
+        format!("{{\"cells\": [{{\"source\": \"t = {gh}\"  <<truncated"),
+    );
+    let r = sb.run(&["scan", "--format", "json"]);
+    assert_eq!(r.code, 1);
+    let j = r.json();
+    assert_eq!(j["findings"][0]["rule"], "github.pat");
+    assert!(j["warnings"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not valid JSON"));
+    assert!(r.stderr.contains("broken.ipynb"), "{}", r.stderr);
+}
+
+#[test]
+fn redact_notebook_masks_and_stays_valid() {
+    let sb = Sandbox::new();
+    let (_, secret) = fake_aws(503);
+    let gh = fake_github(503);
+    sb.write("in.ipynb", notebook(&secret, &gh));
+    let r = sb.run(&["redact-notebook", "in.ipynb", "-o", "out.ipynb"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("2 secret(s) masked"), "{}", r.stderr);
+    let out = std::fs::read_to_string(sb.path("out.ipynb")).unwrap();
+    assert!(!out.contains(&secret) && !out.contains(&gh));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("still JSON");
+    let src = v["cells"][1]["source"][1].as_str().unwrap();
+    assert!(src.contains("[REDACTED:aws.secret-access-key]"), "{src}");
+    // The rest is untouched, images included.
+    let orig: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.path("in.ipynb")).unwrap()).unwrap();
+    assert_eq!(v["cells"][1]["outputs"][1], orig["cells"][1]["outputs"][1]);
+    assert_eq!(sb.run(&["scan", "out.ipynb"]).code, 0);
+}
