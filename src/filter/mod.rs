@@ -223,24 +223,6 @@ pub fn strip_ansi(hay: &[u8]) -> (Vec<u8>, Vec<usize>) {
     (view, map)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strips_csi_and_osc() {
-        let (v, m) = strip_ansi(b"a\x1b[31mb\x1b]0;title\x07c\x1b[0m");
-        assert_eq!(v, b"abc");
-        assert_eq!(m, vec![0, 6, 17]);
-    }
-
-    #[test]
-    fn tail_of_token_characters() {
-        assert_eq!(secretish_tail(b">>> "), 0);
-        assert_eq!(secretish_tail(b"key: AKIA12"), 6);
-    }
-}
-
 /// A copy of a notebook with every secret in its cells and outputs replaced by
 /// `[REDACTED:rule-id]`, and how many were replaced. The mask holds no quote or backslash, so
 /// a valid notebook stays valid JSON. A notebook that is not JSON is masked as plain text
@@ -283,4 +265,22 @@ pub fn redact_notebook(engine: &Engine, raw: &[u8]) -> (Vec<u8>, usize, bool) {
     }
     out.extend_from_slice(&raw[at..]);
     (out, n, valid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_csi_and_osc() {
+        let (v, m) = strip_ansi(b"a\x1b[31mb\x1b]0;title\x07c\x1b[0m");
+        assert_eq!(v, b"abc");
+        assert_eq!(m, vec![0, 6, 17]);
+    }
+
+    #[test]
+    fn tail_of_token_characters() {
+        assert_eq!(secretish_tail(b">>> "), 0);
+        assert_eq!(secretish_tail(b"key: AKIA12"), 6);
+    }
 }
