@@ -35,7 +35,7 @@ pub struct Outcome {
 pub struct Scanner {
     engine: Engine,
     policy: Policy,
-    seen: Mutex<HashMap<u128, Arc<[Match]>>>,
+    seen: Mutex<HashMap<u128, Arc<Scanned>>>,
     /// Problems found while scanning content (a notebook that is not JSON).
     notes: Mutex<Vec<Warning>>,
     pub progress: Progress,
@@ -119,29 +119,62 @@ impl Scanner {
     fn whole(&self, blob: &Blob) -> Vec<Finding> {
         let hay: &[u8] = &blob.data;
         let key = xxhash_rust::xxh3::xxh3_128(hay);
-        let cached = self
-            .seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned();
-        let matches = match cached {
-            Some(m) => m,
+        let cached = lock(&self.seen).get(&key).cloned();
+        let scanned = match cached {
+            Some(s) => s,
             None => {
-                let m: Arc<[Match]> = self.engine.scan(hay).into();
-                self.seen
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(key, m.clone());
-                m
+                let s = Arc::new(self.matches(hay));
+                lock(&self.seen).insert(key, s.clone());
+                s
             }
         };
-        let kept: Vec<Match> = matches
+        let rules = self.engine.rules();
+        let kept: Vec<Match> = scanned
+            .plain
             .iter()
             .filter(|m| !self.policy.match_allowed(hay, m))
             .copied()
             .collect();
-        report::findings(self.engine.rules(), hay, &kept, &blob.provenance)
+        let mut out = report::findings(rules, hay, &kept, &blob.provenance);
+        for d in &scanned.decoded {
+            if self.policy.match_allowed(hay, &d.at) {
+                continue;
+            }
+            for f in report::findings(rules, hay, &[d.at], &blob.provenance) {
+                out.push(f.decoded(d.encoding, &d.secret));
+            }
+        }
+        out
+    }
+
+    /// The engine's matches in `hay`, and those found only in its decoded views (mapped back
+    /// to the encoded span).
+    fn matches(&self, hay: &[u8]) -> Scanned {
+        let plain = self.engine.scan(hay);
+        let mut seen: std::collections::HashSet<(usize, usize, usize)> =
+            plain.iter().map(|m| (m.rule, m.start, m.end)).collect();
+        let mut decoded = Vec::new();
+        for (encoding, view) in crate::decode::views(hay) {
+            for m in self.engine.scan(&view.bytes) {
+                let (start, end) = view.original(m.start, m.end);
+                if end <= start || !seen.insert((m.rule, start, end)) {
+                    continue;
+                }
+                let (match_start, match_end) = view.original(m.match_start, m.match_end);
+                decoded.push(Decoded {
+                    encoding,
+                    at: Match {
+                        start,
+                        end,
+                        rule: m.rule,
+                        match_start: match_start.min(start),
+                        match_end: match_end.max(end),
+                    },
+                    secret: view.bytes[m.span()].to_vec(),
+                });
+            }
+        }
+        Scanned { plain, decoded }
     }
 
     /// A large mapped file, chunk by chunk: each chunk's matches are the ones that start in
@@ -284,6 +317,19 @@ impl Scanner {
             start,
         ))
     }
+}
+
+/// What one distinct content holds, cached by its hash.
+struct Scanned {
+    plain: Vec<Match>,
+    decoded: Vec<Decoded>,
+}
+
+/// A match in a decoded view: its encoded span in the blob and the decoded secret.
+struct Decoded {
+    encoding: crate::decode::Encoding,
+    at: Match,
+    secret: Vec<u8>,
 }
 
 /// Mapped blobs larger than this are scanned in chunks of this size.

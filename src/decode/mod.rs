@@ -26,3 +26,306 @@ impl View {
         self.map.extend_from_slice(&other.map);
     }
 }
+
+/// How a view was decoded, as reported on findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Encoding {
+    Utf16,
+    Escapes,
+    Percent,
+    Base64,
+}
+
+/// Inputs larger than this get no decoded views (they are scanned as they are).
+const MAX_INPUT: usize = 16 << 20;
+/// Decoded bytes produced for one input, all views together.
+const MAX_DECODED: usize = 8 << 20;
+/// Shortest base64 run worth decoding: shorter ones are ids and hashes more than text.
+const MIN_BASE64: usize = 24;
+/// Base64 inside base64 is decoded this deep.
+const MAX_DEPTH: usize = 2;
+
+/// Decoded views of `hay` that could hold a secret the plain bytes hide: UTF-16 text, string
+/// escapes (`\u002B`, `\x41`, `\/`), percent-encoding, and base64 blocks that decode to mostly
+/// printable text (nested to depth 2). Bounded in size; empty for plain text.
+pub fn views(hay: &[u8]) -> Vec<(Encoding, View)> {
+    let mut out = Vec::new();
+    if hay.len() > MAX_INPUT {
+        return out;
+    }
+    let mut budget = MAX_DECODED;
+    if let Some(v) = utf16(hay) {
+        // The decoded text may itself hold encoded secrets.
+        let inner = views(&v.bytes);
+        out.push((Encoding::Utf16, v.clone()));
+        out.extend(inner.into_iter().map(|(e, iv)| (e, compose(&v, &iv))));
+        return out;
+    }
+    if has_escapes(hay) {
+        let v = unescape_all(hay);
+        budget = budget.saturating_sub(v.bytes.len());
+        out.push((Encoding::Escapes, v));
+    }
+    if has_percent(hay) {
+        let v = percent(hay);
+        budget = budget.saturating_sub(v.bytes.len());
+        out.push((Encoding::Percent, v));
+    }
+    base64_blocks(hay, MAX_DEPTH, &mut budget, &mut out);
+    out
+}
+
+/// A view of a view: decoded bytes of `inner`, mapped through `inner` then `outer`.
+fn compose(outer: &View, inner: &View) -> View {
+    View {
+        bytes: inner.bytes.clone(),
+        map: inner.map.iter().map(|&i| outer.map[i]).collect(),
+    }
+}
+
+/// Whether `hay` looks like UTF-16 text (so NUL bytes do not make it binary).
+pub fn looks_utf16(hay: &[u8]) -> bool {
+    utf16_kind(hay).is_some()
+}
+
+/// (little-endian, where the text starts) for UTF-16 text: a byte-order mark, or NULs in
+/// every other byte of mostly-ASCII text.
+fn utf16_kind(hay: &[u8]) -> Option<(bool, usize)> {
+    Some(match hay {
+        [0xFF, 0xFE, ..] => (true, 2),
+        [0xFE, 0xFF, ..] => (false, 2),
+        _ => {
+            let sample = &hay[..hay.len().min(4096) & !1];
+            if sample.len() < 16 {
+                return None;
+            }
+            let pairs = sample.len() / 2;
+            let zero_hi = |hi: usize| {
+                sample
+                    .chunks(2)
+                    .filter(|p| p[hi] == 0 && p[1 - hi] != 0)
+                    .count()
+            };
+            let (le_n, be_n) = (zero_hi(1), zero_hi(0));
+            if le_n * 10 >= pairs * 7 {
+                (true, 0)
+            } else if be_n * 10 >= pairs * 7 {
+                (false, 0)
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+fn utf16(hay: &[u8]) -> Option<View> {
+    let (le, start) = utf16_kind(hay)?;
+    let body = &hay[start..];
+    let units = body.chunks_exact(2).map(|p| {
+        if le {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    });
+    let mut v = View::default();
+    let mut at = start;
+    for r in char::decode_utf16(units) {
+        let c = r.unwrap_or(char::REPLACEMENT_CHARACTER);
+        let mut buf = [0u8; 4];
+        for &b in c.encode_utf8(&mut buf).as_bytes() {
+            v.bytes.push(b);
+            v.map.push(at);
+        }
+        at += 2 * c.len_utf16().max(1);
+    }
+    v.map.push(hay.len().min(at));
+    Some(v)
+}
+
+fn has_escapes(hay: &[u8]) -> bool {
+    memchr::memmem::find(hay, b"\\u").is_some()
+        || memchr::memmem::find(hay, b"\\x").is_some()
+        || memchr::memmem::find(hay, b"\\/").is_some()
+}
+
+/// JSON and Python string escapes decoded everywhere in `hay` (`\uXXXX`, `\xHH`, `\/`, `\n`,
+/// quotes); anything else is kept as written.
+fn unescape_all(hay: &[u8]) -> View {
+    let mut v = json::unescape(hay, 0);
+    // Python's `\xHH` is not JSON; decode it in a second, mapped pass.
+    if memchr::memmem::find(&v.bytes, b"\\x").is_some() {
+        let mut w = View::default();
+        let b = &v.bytes;
+        let mut i = 0;
+        while i < b.len() {
+            let hex = b
+                .get(i + 2..i + 4)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            match (
+                b[i],
+                b.get(i + 1),
+                hex.and_then(|h| u8::from_str_radix(h, 16).ok()),
+            ) {
+                (b'\\', Some(b'x'), Some(byte)) => {
+                    w.bytes.push(byte);
+                    w.map.push(v.map[i]);
+                    i += 4;
+                }
+                _ => {
+                    w.bytes.push(b[i]);
+                    w.map.push(v.map[i]);
+                    i += 1;
+                }
+            }
+        }
+        w.map.push(*v.map.last().unwrap_or(&hay.len()));
+        v = w;
+    }
+    v
+}
+
+fn has_percent(hay: &[u8]) -> bool {
+    memchr::memchr_iter(b'%', hay).any(|i| {
+        hay.get(i + 1..i + 3)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    })
+}
+
+/// Percent-encoding (`%2B`) decoded everywhere in `hay`.
+fn percent(hay: &[u8]) -> View {
+    let mut v = View {
+        bytes: Vec::with_capacity(hay.len()),
+        map: Vec::with_capacity(hay.len() + 1),
+    };
+    let mut i = 0;
+    while i < hay.len() {
+        let hex = hay
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (hay[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                v.bytes.push(byte);
+                v.map.push(i);
+                i += 3;
+            }
+            _ => {
+                v.bytes.push(hay[i]);
+                v.map.push(i);
+                i += 1;
+            }
+        }
+    }
+    v.map.push(hay.len());
+    v
+}
+
+fn is_b64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Base64 runs that decode to mostly printable text, each as a view; recursive.
+fn base64_blocks(hay: &[u8], depth: usize, budget: &mut usize, out: &mut Vec<(Encoding, View)>) {
+    use base64::Engine as _;
+    if depth == 0 {
+        return;
+    }
+    let mut i = 0;
+    while i < hay.len() && *budget > 0 {
+        if !is_b64(hay[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < hay.len() && is_b64(hay[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end < hay.len() && end < i + 2 && hay[end] == b'=' {
+            end += 1;
+        }
+        let run = &hay[start..i];
+        if run.len() < MIN_BASE64 {
+            continue;
+        }
+        // Unpadded base64 may end in a partial group of 2 or 3 characters; 1 is never valid.
+        let body = if run.len() % 4 == 1 {
+            &run[..run.len() - 1]
+        } else {
+            run
+        };
+        let decoded = if body.iter().any(|b| matches!(b, b'-' | b'_')) {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(body)
+        } else {
+            base64::engine::general_purpose::STANDARD_NO_PAD.decode(body)
+        };
+        let Ok(bytes) = decoded else { continue };
+        let printable = bytes
+            .iter()
+            .filter(|&&b| (0x20..0x7f).contains(&b) || matches!(b, b'\n' | b'\r' | b'\t'))
+            .count();
+        if bytes.is_empty() || printable * 10 < bytes.len() * 9 {
+            continue;
+        }
+        *budget = budget.saturating_sub(bytes.len());
+        // Decoded byte k comes from the 4-character group k / 3.
+        let mut map: Vec<usize> = (0..bytes.len()).map(|k| start + k / 3 * 4).collect();
+        map.push(start + body.len().max(1).min(end - start));
+        let v = View { bytes, map };
+        let mut inner = Vec::new();
+        base64_blocks(&v.bytes, depth - 1, budget, &mut inner);
+        out.extend(inner.into_iter().map(|(e, iv)| (e, compose(&v, &iv))));
+        out.push((Encoding::Base64, v));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_and_escapes_map_back() {
+        let v = percent(b"a%2Bb");
+        assert_eq!(v.bytes, b"a+b");
+        assert_eq!(v.original(1, 2), (1, 4));
+        let e = unescape_all(br"x\x41\u0042");
+        assert_eq!(e.bytes, b"xAB");
+        assert_eq!(e.original(1, 2), (1, 5));
+    }
+
+    #[test]
+    fn utf16_detected_with_and_without_bom() {
+        let le: Vec<u8> = "KEY=value here and more text"
+            .encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
+        assert_eq!(utf16(&le).unwrap().bytes, b"KEY=value here and more text");
+        let mut be = vec![0xFE, 0xFF];
+        be.extend(
+            "hello world, long enough"
+                .encode_utf16()
+                .flat_map(|u| u.to_be_bytes()),
+        );
+        let v = utf16(&be).unwrap();
+        assert_eq!(v.bytes, b"hello world, long enough");
+        assert_eq!(v.original(0, 1), (2, 4));
+        assert!(utf16(b"plain ascii text, nothing else here").is_none());
+    }
+
+    #[test]
+    fn base64_nested_and_binary_skipped() {
+        use base64::Engine as _;
+        let b = |s: &[u8]| base64::engine::general_purpose::STANDARD.encode(s);
+        let inner = b(b"password = hunter2hunter2hunter2");
+        let outer = b(format!("config: {inner}").as_bytes());
+        let vs = views(format!("data: {outer}\n").as_bytes());
+        assert!(vs
+            .iter()
+            .any(|(_, v)| v.bytes == b"password = hunter2hunter2hunter2"));
+        let binary = b(&[
+            0u8, 1, 2, 3, 250, 251, 252, 253, 254, 255, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+        ]);
+        assert!(views(binary.as_bytes()).is_empty());
+    }
+}

@@ -21,6 +21,7 @@ pub fn finding_json(f: &Finding, show: bool) -> Value {
         "fingerprint": f.fingerprint,
         "entropy": (f.entropy * 100.0).round() / 100.0,
         "context": f.context.render(show),
+        "encoding": f.encoding,
         "provenance": f.provenance,
     })
 }

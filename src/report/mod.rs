@@ -111,9 +111,21 @@ pub struct Finding {
     pub fingerprint: String,
     pub entropy: f64,
     pub context: Context,
+    /// Set when the secret was found in a decoded view (base64, UTF-16, escapes, percent);
+    /// `secret` is then the decoded value and `start..end` its encoded span.
+    pub encoding: Option<crate::decode::Encoding>,
 }
 
 impl Finding {
+    /// Mark this finding as found in a decoded view, with the decoded secret.
+    pub fn decoded(mut self, encoding: crate::decode::Encoding, secret: &[u8]) -> Finding {
+        self.secret = Secret::new(secret);
+        self.fingerprint = fingerprint(&self.rule_id, secret);
+        self.entropy = crate::engine::shannon_entropy(secret);
+        self.encoding = Some(encoding);
+        self
+    }
+
     /// The secret as it should be shown.
     pub fn display_secret(&self, show: bool) -> String {
         if show || self.public {
@@ -221,6 +233,7 @@ pub fn findings_at(
             fingerprint: fingerprint(&rule.id, secret),
             entropy: crate::engine::shannon_entropy(secret),
             context: context(rules, hay, m, &sorted),
+            encoding: None,
         });
     }
     out

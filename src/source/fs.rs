@@ -137,7 +137,7 @@ pub fn read(path: &Path, opts: &WalkOptions) -> Event {
         }
         Data::Owned(buf)
     };
-    if !opts.binary && is_binary(&data) {
+    if !opts.binary && is_binary(&data) && !crate::decode::looks_utf16(&data) {
         return Event::SkippedBinary;
     }
     Event::Blob(Blob {

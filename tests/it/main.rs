@@ -5,6 +5,7 @@
 mod synth;
 
 mod cli;
+mod decode;
 mod env;
 mod equivalence;
 mod filter;
