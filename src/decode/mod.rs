@@ -92,6 +92,12 @@ pub fn looks_utf16(hay: &[u8]) -> bool {
 /// (little-endian, where the text starts) for UTF-16 text: a byte-order mark, or NULs in
 /// every other byte of mostly-ASCII text.
 fn utf16_kind(hay: &[u8]) -> Option<(bool, usize)> {
+    if hay.len() >= 2
+        && !matches!(hay[..2], [0xFF, 0xFE] | [0xFE, 0xFF])
+        && memchr::memchr(0, &hay[..hay.len().min(4096)]).is_none()
+    {
+        return None;
+    }
     Some(match hay {
         [0xFF, 0xFE, ..] => (true, 2),
         [0xFE, 0xFF, ..] => (false, 2),
@@ -221,9 +227,28 @@ fn percent(hay: &[u8]) -> View {
     v
 }
 
-fn is_b64(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
-}
+/// Base64 alphabet bytes (standard and URL-safe): 1 lowercase, 2 uppercase, 4 digit,
+/// 8 symbol; 0 elsewhere. One table lookup per byte keeps the run search cheap.
+static B64: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_lowercase() {
+            1
+        } else if b.is_ascii_uppercase() {
+            2
+        } else if b.is_ascii_digit() {
+            4
+        } else if matches!(b, b'+' | b'/' | b'-' | b'_') {
+            8
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
 
 /// Base64 runs that decode to mostly printable text, each as a view; recursive.
 fn base64_blocks(hay: &[u8], depth: usize, budget: &mut usize, out: &mut Vec<(Encoding, View)>) {
@@ -231,15 +256,27 @@ fn base64_blocks(hay: &[u8], depth: usize, budget: &mut usize, out: &mut Vec<(En
     if depth == 0 {
         return;
     }
-    let mut i = 0;
-    while i < hay.len() && *budget > 0 {
-        if !is_b64(hay[i]) {
-            i += 1;
+    // Probe every MIN_BASE64-th byte: a run that long always contains a probe, and text is
+    // mostly short runs, so most bytes are never looked at.
+    let (mut probe, mut done) = (MIN_BASE64 - 1, 0);
+    while probe < hay.len() && *budget > 0 {
+        if B64[hay[probe] as usize] == 0 {
+            probe += MIN_BASE64;
             continue;
         }
-        let start = i;
-        while i < hay.len() && is_b64(hay[i]) {
+        let (mut start, mut i) = (probe, probe + 1);
+        while start > done && B64[hay[start - 1] as usize] != 0 {
+            start -= 1;
+        }
+        while i < hay.len() && B64[hay[i] as usize] != 0 {
             i += 1;
+        }
+        done = i;
+        probe = i + MIN_BASE64;
+        let classes = hay[start..i].iter().fold(0, |c, &b| c | B64[b as usize]);
+        // Base64 of text mixes lower, upper and digits; identifiers and words do not.
+        if i - start < MIN_BASE64 || classes & 7 != 7 {
+            continue;
         }
         let mut end = i;
         while end < hay.len() && end < i + 2 && hay[end] == b'=' {
