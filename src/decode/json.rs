@@ -65,7 +65,7 @@ fn utf8(c: u32) -> Vec<u8> {
 }
 
 /// One step of a path into a JSON document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Step {
     Key(String),
     Index(usize),

@@ -125,6 +125,11 @@ fn utf16_kind(hay: &[u8]) -> Option<(bool, usize)> {
     })
 }
 
+/// UTF-16 text (BOM or detected) as UTF-8, or `None` if it does not look like UTF-16.
+pub fn utf16_text(hay: &[u8]) -> Option<Vec<u8>> {
+    utf16(hay).map(|v| v.bytes)
+}
+
 fn utf16(hay: &[u8]) -> Option<View> {
     let (le, start) = utf16_kind(hay)?;
     let body = &hay[start..];

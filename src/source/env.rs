@@ -77,10 +77,115 @@ impl Environment {
     }
 }
 
-/// Parse an environment dump. NUL-separated when it holds a NUL, else lines; `export ` and
-/// `declare -x ` prefixes, comments and blank lines are dropped; one pair of matching quotes
-/// around a value is removed.
-pub fn parse(bytes: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+type Vars = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Parse an environment dump in any of the shapes below; UTF-16 (PowerShell's default) is
+/// decoded first.
+/// - JSON: `docker inspect` (`"Env": ["K=V", ...]`) and Kubernetes `env: [{name, value}]`;
+/// - YAML Kubernetes `env:` lists (`- name: K` then `value: V`);
+/// - PowerShell `Get-ChildItem Env:` tables (`Name  Value` header);
+/// - `KEY=VALUE` lines or NUL-separated entries, with `export `/`declare -x ` prefixes,
+///   comments, and quotes around values (`.env` files).
+pub fn parse(bytes: &[u8]) -> Vars {
+    let decoded = crate::decode::utf16_text(bytes);
+    let bytes = decoded.as_deref().unwrap_or(bytes);
+    let t = bytes.trim_ascii_start();
+    if t.starts_with(b"{") || t.starts_with(b"[") {
+        if let Some(v) = json_env(bytes) {
+            return v;
+        }
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    if first.split_whitespace().collect::<Vec<_>>() == ["Name", "Value"] {
+        return powershell_table(&text);
+    }
+    let yaml = yaml_env(&text);
+    if !yaml.is_empty() {
+        return yaml;
+    }
+    assignments(bytes)
+}
+
+/// `docker inspect` and Kubernetes JSON: `K=V` strings under an `Env`/`env` key, and
+/// `{"name": K, "value": V}` objects in an `env` list.
+fn json_env(doc: &[u8]) -> Option<Vars> {
+    use crate::decode::json::{strings, unescape, Step};
+    let mut out = Vec::new();
+    let mut names: std::collections::HashMap<Vec<Step>, Vec<u8>> = Default::default();
+    let mut values: Vec<(Vec<Step>, Vec<u8>)> = Vec::new();
+    for s in strings(doc)? {
+        let text = unescape(&doc[s.start..s.end], s.start).bytes;
+        let under_env = s
+            .path
+            .iter()
+            .any(|p| matches!(p, Step::Key(k) if k.eq_ignore_ascii_case("env")));
+        if !under_env {
+            continue;
+        }
+        match s.path.last() {
+            Some(Step::Index(_)) => out.extend(assignments(&text)),
+            Some(Step::Key(k)) if k == "name" => {
+                names.insert(s.path[..s.path.len() - 1].to_vec(), text);
+            }
+            Some(Step::Key(k)) if k == "value" => {
+                values.push((s.path[..s.path.len() - 1].to_vec(), text))
+            }
+            _ => {}
+        }
+    }
+    for (obj, value) in values {
+        if let Some(name) = names.get(&obj) {
+            out.push((name.clone(), value));
+        }
+    }
+    Some(out)
+}
+
+/// Kubernetes YAML `env:` entries: `- name: K` followed by `value: V`.
+fn yaml_env(text: &str) -> Vars {
+    let mut out = Vec::new();
+    let mut name: Option<&str> = None;
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(n) = l.strip_prefix("- name:") {
+            name = Some(n.trim());
+        } else if let (Some(n), Some(v)) = (name, l.strip_prefix("value:")) {
+            out.push((
+                unquote(n.as_bytes()).to_vec(),
+                unquote(v.trim().as_bytes()).to_vec(),
+            ));
+            name = None;
+        }
+    }
+    out
+}
+
+/// PowerShell `Get-ChildItem Env:` output: a `Name  Value` header, a dashes line, then rows.
+fn powershell_table(text: &str) -> Vars {
+    text.lines()
+        .skip_while(|l| !l.trim_start().starts_with("----"))
+        .skip(1)
+        .filter_map(|l| {
+            let l = l.trim();
+            let split = l.find(char::is_whitespace)?;
+            let (name, value) = l.split_at(split);
+            Some((name.as_bytes().to_vec(), value.trim().as_bytes().to_vec()))
+        })
+        .collect()
+}
+
+fn unquote(v: &[u8]) -> &[u8] {
+    if v.len() >= 2 && (v[0] == b'"' || v[0] == b'\'') && v[v.len() - 1] == v[0] {
+        &v[1..v.len() - 1]
+    } else {
+        v
+    }
+}
+
+/// `KEY=VALUE` lines or NUL-separated entries; `export ` and `declare -x ` prefixes, comments
+/// and blank lines are dropped; one pair of matching quotes around a value is removed.
+fn assignments(bytes: &[u8]) -> Vars {
     let sep = if bytes.contains(&0) { 0 } else { b'\n' };
     bytes
         .split(|&b| b == sep)
@@ -106,14 +211,7 @@ pub fn parse(bytes: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
             {
                 return None;
             }
-            let mut value = e[eq + 1..].trim_ascii();
-            if value.len() >= 2
-                && (value[0] == b'"' || value[0] == b'\'')
-                && value[value.len() - 1] == value[0]
-            {
-                value = &value[1..value.len() - 1];
-            }
-            Some((name.to_vec(), value.to_vec()))
+            Some((name.to_vec(), unquote(e[eq + 1..].trim_ascii()).to_vec()))
         })
         .collect()
 }
@@ -130,5 +228,37 @@ mod tests {
         assert_eq!(v[2].1, b"x=y");
         let nul = super::parse(b"A=1\0B=2\0");
         assert_eq!(nul.len(), 2);
+    }
+
+    fn names(v: &super::Vars) -> Vec<String> {
+        v.iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}={}",
+                    String::from_utf8_lossy(k),
+                    String::from_utf8_lossy(v)
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn docker_kubernetes_and_powershell() {
+        let docker =
+            br#"[{"Id": "abc", "Config": {"Env": ["PATH=/bin", "TOKEN=x1"], "Cmd": ["sh"]}}]"#;
+        assert_eq!(names(&super::parse(docker)), ["PATH=/bin", "TOKEN=x1"]);
+        let k8s = br#"{"spec": {"containers": [{"env": [{"name": "A", "value": "1"}, {"name": "B", "valueFrom": {}}]}]}}"#;
+        assert_eq!(names(&super::parse(k8s)), ["A=1"]);
+        let yaml =
+            b"spec:\n  containers:\n  - env:\n    - name: DB_PASSWORD\n      value: \"s3cr3t\"\n";
+        assert_eq!(names(&super::parse(yaml)), ["DB_PASSWORD=s3cr3t"]);
+        let ps: Vec<u8> = "\r\nName                           Value\r\n----                           -----\r\nAPPDATA                        C:\\Users\\a\r\nGH_TOKEN                       abc123\r\n"
+            .encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
+        assert_eq!(
+            names(&super::parse(&ps)),
+            ["APPDATA=C:\\Users\\a", "GH_TOKEN=abc123"]
+        );
     }
 }
