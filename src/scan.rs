@@ -369,6 +369,7 @@ fn finish(mut c: Collected, start: Instant) -> Outcome {
         (a.path(), a.start, &a.rule_id).cmp(&(b.path(), b.start, &b.rule_id))
     };
     c.findings.sort_by(order);
+    report::pair_credentials(&mut c.findings);
     c.suppressed.sort_by(order);
     c.warnings.sort_by(|a, b| a.path.cmp(&b.path));
     c.summary.findings = c.findings.len() as u64;

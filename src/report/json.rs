@@ -22,6 +22,7 @@ pub fn finding_json(f: &Finding, show: bool) -> Value {
         "entropy": (f.entropy * 100.0).round() / 100.0,
         "context": f.context.render(show),
         "encoding": f.encoding,
+        "credential_set": f.credential_set,
         "provenance": f.provenance,
     })
 }

@@ -114,6 +114,9 @@ pub struct Finding {
     /// Set when the secret was found in a decoded view (base64, UTF-16, escapes, percent);
     /// `secret` is then the decoded value and `start..end` its encoded span.
     pub encoding: Option<crate::decode::Encoding>,
+    /// Shared by the findings that form one credential (an AWS key id, its secret and session
+    /// token): what a validator checks together.
+    pub credential_set: Option<String>,
 }
 
 impl Finding {
@@ -148,6 +151,92 @@ pub fn fingerprint(rule_id: &str, secret: &[u8]) -> String {
     h.update(secret);
     let d = h.finalize();
     d[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+const AWS_ID: &str = "aws.access-key-id";
+const AWS_SECRETS: &[&str] = &[
+    "aws.secret-access-key",
+    "aws.secret-access-key.near-key-id",
+    "aws.credentials-csv",
+];
+const AWS_TOKEN: &str = "aws.session-token";
+/// Largest distance, in bytes, between the parts of one credential in a file.
+const PAIR_WITHIN: usize = 2048;
+
+/// Group AWS key ids, secrets and session tokens into credential sets: in an environment by
+/// variable name (`X_AWS_ACCESS_KEY_ID` with `X_AWS_SECRET_ACCESS_KEY`), elsewhere by
+/// proximity in the same blob. Each member gets the set's id.
+pub fn pair_credentials(findings: &mut [Finding]) {
+    use crate::source::Provenance;
+    // Where a finding lives, and the key that pairs it there.
+    let place = |f: &Finding| -> (String, Option<String>) {
+        match &f.provenance {
+            Provenance::Env { origin, variable } => {
+                let v = variable.to_ascii_uppercase();
+                let stem = [
+                    "ACCESS_KEY_ID",
+                    "SECRET_ACCESS_KEY",
+                    "SESSION_TOKEN",
+                    "SECURITY_TOKEN",
+                ]
+                .iter()
+                .find_map(|s| v.strip_suffix(s))
+                .unwrap_or(&v)
+                .to_string();
+                (format!("env:{origin}"), Some(stem))
+            }
+            other => (other.display(), None),
+        }
+    };
+    // Only AWS findings take part; group them by place so pairing stays local.
+    let mut groups: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (i, f) in findings.iter().enumerate() {
+        let r = f.rule_id.as_str();
+        if r == AWS_ID || r == AWS_TOKEN || AWS_SECRETS.contains(&r) {
+            groups.entry(place(f).0).or_default().push(i);
+        }
+    }
+    for members in groups.values() {
+        let of = |rule: &dyn Fn(&str) -> bool| -> Vec<usize> {
+            members
+                .iter()
+                .copied()
+                .filter(|&i| rule(&findings[i].rule_id))
+                .collect()
+        };
+        let ids = of(&|r| r == AWS_ID);
+        let tokens = of(&|r| r == AWS_TOKEN);
+        for s in of(&|r| AWS_SECRETS.contains(&r)) {
+            let stem_s = place(&findings[s]).1;
+            let near = |i: usize, within: usize| match (&place(&findings[i]).1, &stem_s) {
+                (Some(a), Some(b)) => a == b,
+                _ => findings[i].start.abs_diff(findings[s].start) <= within,
+            };
+            let closest = |cands: &[usize], within: usize| {
+                cands
+                    .iter()
+                    .copied()
+                    .filter(|&i| near(i, within))
+                    .min_by_key(|&i| findings[i].start.abs_diff(findings[s].start))
+            };
+            let Some(id) = closest(&ids, PAIR_WITHIN) else {
+                continue;
+            };
+            let token = closest(&tokens, 4 * PAIR_WITHIN);
+            let parts: Vec<usize> = [Some(id), Some(s), token].into_iter().flatten().collect();
+            let mut h = Sha256::new();
+            for &m in &parts {
+                h.update(findings[m].fingerprint.as_bytes());
+            }
+            let set: String = h.finalize()[..8]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            for m in parts {
+                findings[m].credential_set = Some(set.clone());
+            }
+        }
+    }
 }
 
 /// Longest context shown on each side of a secret.
@@ -234,6 +323,7 @@ pub fn findings_at(
             entropy: crate::engine::shannon_entropy(secret),
             context: context(rules, hay, m, &sorted),
             encoding: None,
+            credential_set: None,
         });
     }
     out

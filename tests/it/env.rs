@@ -125,3 +125,46 @@ fn runtime_audits_credential_files_under_home() {
         assert!(text.contains(needle), "missing {needle}: {text}");
     }
 }
+
+#[test]
+fn aws_credential_sets_pair_by_variable_name_and_by_proximity() {
+    let sb = Sandbox::new();
+    let (id1, s1) = fake_aws(410);
+    let (id2, s2) = fake_aws(411);
+    sb.write(
+        "two.env",
+        format!("PROD_AWS_ACCESS_KEY_ID={id1}\nSTAGE_AWS_ACCESS_KEY_ID={id2}\nSTAGE_AWS_SECRET_ACCESS_KEY={s2}\nPROD_AWS_SECRET_ACCESS_KEY={s1}\n"),
+    );
+    let f = sb.run(&["env", "two.env", "--format", "jsonl"]).jsonl();
+    let set_of = |var: &str| {
+        f.iter()
+            .find(|x| x["provenance"]["variable"] == var)
+            .unwrap()["credential_set"]
+            .clone()
+    };
+    assert!(set_of("PROD_AWS_ACCESS_KEY_ID").is_string());
+    assert_eq!(
+        set_of("PROD_AWS_ACCESS_KEY_ID"),
+        set_of("PROD_AWS_SECRET_ACCESS_KEY")
+    );
+    assert_eq!(
+        set_of("STAGE_AWS_ACCESS_KEY_ID"),
+        set_of("STAGE_AWS_SECRET_ACCESS_KEY")
+    );
+    assert_ne!(
+        set_of("PROD_AWS_ACCESS_KEY_ID"),
+        set_of("STAGE_AWS_ACCESS_KEY_ID")
+    );
+
+    // In a file, by proximity; a lone key id forms no set.
+    let filler = "# nothing here\n".repeat(400);
+    sb.write(
+        "creds.ini",
+        format!("[a]\naws_access_key_id = {id1}\naws_secret_access_key = {s1}\n{filler}[b]\naws_access_key_id = {id2}\n"),
+    );
+    let f = sb.run(&["scan", "creds.ini", "--format", "jsonl"]).jsonl();
+    assert_eq!(f.len(), 3);
+    assert!(f[0]["credential_set"].is_string());
+    assert_eq!(f[0]["credential_set"], f[1]["credential_set"]);
+    assert!(f[2]["credential_set"].is_null());
+}
