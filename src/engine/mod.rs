@@ -436,7 +436,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         group,
         window,
         requires,
-        spans_lines: can_match_newline(&hir),
+        spans_lines: newline_inside(&hir),
     })
 }
 
@@ -461,6 +461,29 @@ fn secret_group(hir: &regex_syntax::hir::Hir) -> Option<usize> {
         HirKind::Repetition(r) => secret_group(&r.sub),
         HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().find_map(secret_group),
         _ => None,
+    }
+}
+
+/// Whether a match can hold a line feed before its last byte, i.e. run on past a line end.
+/// (A trailing boundary class such as `[^A-Za-z0-9]` may end a match with a line feed;
+/// that match still ends on its line.)
+fn newline_inside(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Literal(l) => {
+            l.0.split_last()
+                .is_some_and(|(_, init)| init.contains(&b'\n'))
+        }
+        HirKind::Class(_) | HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Capture(c) => newline_inside(&c.sub),
+        HirKind::Repetition(r) => {
+            newline_inside(&r.sub) || (r.max != Some(1) && can_match_newline(&r.sub))
+        }
+        HirKind::Alternation(hs) => hs.iter().any(newline_inside),
+        HirKind::Concat(hs) => match hs.split_last() {
+            Some((last, init)) => init.iter().any(can_match_newline) || newline_inside(last),
+            None => false,
+        },
     }
 }
 

@@ -80,6 +80,26 @@ fn prompt_forwarded_when_idle_but_no_fragment_of_a_secret() {
         b">>> ",
         "a prompt goes out while idle"
     );
+    // A complete line goes out at once, keywords (`token`, `password`) and all.
+    stdin
+        .write_all(b"token_count=3 password_field=form.password\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(
+        read_for(&rx, Duration::from_millis(500)),
+        b"token_count=3 password_field=form.password\n"
+    );
+    // A PEM header holds its block until the block is complete (or the stream ends).
+    stdin
+        .write_all(b"-----BEGIN RSA PRIVATE KEY-----\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(
+        read_for(&rx, Duration::from_millis(400)),
+        b"",
+        "a key header is held"
+    );
+    stdin.write_all(b"not a key after all\n").unwrap();
     write!(stdin, "aws_secret_access_key = {}", &secret[..20]).unwrap();
     stdin.flush().unwrap();
     let early = read_for(&rx, Duration::from_millis(600));
@@ -93,7 +113,7 @@ fn prompt_forwarded_when_idle_but_no_fragment_of_a_secret() {
     all.extend(read_for(&rx, Duration::from_secs(3)));
     assert_eq!(
         String::from_utf8_lossy(&all),
-        "aws_secret_access_key = [REDACTED:aws.secret-access-key]\n"
+        "-----BEGIN RSA PRIVATE KEY-----\nnot a key after all\naws_secret_access_key = [REDACTED:aws.secret-access-key]\n"
     );
     assert!(child.wait().unwrap().success());
 }
