@@ -27,6 +27,49 @@ impl View {
     }
 }
 
+/// `hay` without ANSI escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ST`, and
+/// two-byte escapes), mapped back to `hay`.
+pub fn strip_ansi(hay: &[u8]) -> View {
+    let mut view = Vec::with_capacity(hay.len());
+    let mut map = Vec::with_capacity(hay.len());
+    let mut i = 0;
+    while i < hay.len() {
+        if hay[i] != 0x1b || i + 1 >= hay.len() {
+            view.push(hay[i]);
+            map.push(i);
+            i += 1;
+            continue;
+        }
+        i += match hay[i + 1] {
+            b'[' => {
+                // Parameters and intermediates, then one final byte in 0x40..=0x7e.
+                let body = &hay[i + 2..];
+                let n = body
+                    .iter()
+                    .position(|b| (0x40..=0x7e).contains(b))
+                    .map_or(body.len(), |p| p + 1);
+                2 + n
+            }
+            b']' => {
+                let body = &hay[i + 2..];
+                let n = body
+                    .iter()
+                    .enumerate()
+                    .find_map(|(j, &b)| {
+                        (b == 0x07).then_some(j + 1).or_else(|| {
+                            (b == 0x1b && body.get(j + 1) == Some(&b'\\')).then_some(j + 2)
+                        })
+                    })
+                    .unwrap_or(body.len());
+                2 + n
+            }
+            _ => 2,
+        };
+    }
+    map.push(hay.len());
+    View { bytes: view, map }
+}
+
 /// How a view was decoded, as reported on findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -35,6 +78,7 @@ pub enum Encoding {
     Escapes,
     Percent,
     Base64,
+    Ansi,
 }
 
 /// Inputs larger than this get no decoded views (they are scanned as they are).
@@ -61,6 +105,11 @@ pub fn views(hay: &[u8]) -> Vec<(Encoding, View)> {
         out.push((Encoding::Utf16, v.clone()));
         out.extend(inner.into_iter().map(|(e, iv)| (e, compose(&v, &iv))));
         return out;
+    }
+    if memchr::memchr(0x1b, hay).is_some() {
+        let v = strip_ansi(hay);
+        budget = budget.saturating_sub(v.bytes.len());
+        out.push((Encoding::Ansi, v));
     }
     if has_escapes(hay) {
         let v = unescape_all(hay);
@@ -327,6 +376,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn strips_csi_and_osc() {
+        let super::View { bytes: v, map: m } = strip_ansi(b"a\x1b[31mb\x1b]0;title\x07c\x1b[0m");
+        assert_eq!(v, b"abc");
+        assert_eq!(m, vec![0, 6, 17, 22]);
+    }
+
+    #[test]
     fn percent_and_escapes_map_back() {
         let v = percent(b"a%2Bb");
         assert_eq!(v.bytes, b"a+b");
@@ -353,6 +409,9 @@ mod tests {
         assert_eq!(v.bytes, b"hello world, long enough");
         assert_eq!(v.original(0, 1), (2, 4));
         assert!(utf16(b"plain ascii text, nothing else here").is_none());
+        // Lone surrogates decode to U+FFFD rather than failing.
+        let bad: Vec<u8> = [0xFF, 0xFE, 0x00, 0xD8, b'a', 0, b'b', 0].to_vec();
+        assert_eq!(utf16(&bad).unwrap().bytes, "\u{FFFD}ab".as_bytes());
     }
 
     #[test]

@@ -161,7 +161,7 @@ fn scan_visible(engine: &Engine, hay: &[u8]) -> (Vec<Match>, Vec<(usize, usize, 
         let spans = m.iter().map(|m| (m.start, m.end, m.rule)).collect();
         return (m, spans);
     }
-    let (view, map) = strip_ansi(hay);
+    let crate::decode::View { bytes: view, map } = crate::decode::strip_ansi(hay);
     let found = engine.scan(&view);
     let back = |i: usize| if i < map.len() { map[i] } else { hay.len() };
     let mut spans = Vec::with_capacity(found.len());
@@ -179,48 +179,6 @@ fn scan_visible(engine: &Engine, hay: &[u8]) -> (Vec<Match>, Vec<(usize, usize, 
     }
     spans.sort_unstable();
     (matches, spans)
-}
-
-/// `hay` without ANSI escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ST`, and
-/// two-byte escapes), with the offset in `hay` of every byte of the view.
-pub fn strip_ansi(hay: &[u8]) -> (Vec<u8>, Vec<usize>) {
-    let mut view = Vec::with_capacity(hay.len());
-    let mut map = Vec::with_capacity(hay.len());
-    let mut i = 0;
-    while i < hay.len() {
-        if hay[i] != 0x1b || i + 1 >= hay.len() {
-            view.push(hay[i]);
-            map.push(i);
-            i += 1;
-            continue;
-        }
-        i += match hay[i + 1] {
-            b'[' => {
-                // Parameters and intermediates, then one final byte in 0x40..=0x7e.
-                let body = &hay[i + 2..];
-                let n = body
-                    .iter()
-                    .position(|b| (0x40..=0x7e).contains(b))
-                    .map_or(body.len(), |p| p + 1);
-                2 + n
-            }
-            b']' => {
-                let body = &hay[i + 2..];
-                let n = body
-                    .iter()
-                    .enumerate()
-                    .find_map(|(j, &b)| {
-                        (b == 0x07).then_some(j + 1).or_else(|| {
-                            (b == 0x1b && body.get(j + 1) == Some(&b'\\')).then_some(j + 2)
-                        })
-                    })
-                    .unwrap_or(body.len());
-                2 + n
-            }
-            _ => 2,
-        };
-    }
-    (view, map)
 }
 
 /// A copy of a notebook with every secret in its cells and outputs replaced by
@@ -270,13 +228,6 @@ pub fn redact_notebook(engine: &Engine, raw: &[u8]) -> (Vec<u8>, usize, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strips_csi_and_osc() {
-        let (v, m) = strip_ansi(b"a\x1b[31mb\x1b]0;title\x07c\x1b[0m");
-        assert_eq!(v, b"abc");
-        assert_eq!(m, vec![0, 6, 17]);
-    }
 
     #[test]
     fn tail_of_token_characters() {

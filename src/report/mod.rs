@@ -50,14 +50,6 @@ impl Secret {
             .collect();
         format!("{prefix}********")
     }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 /// The line around a finding, with every secret on it marked so a writer can mask them.

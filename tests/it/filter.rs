@@ -153,6 +153,33 @@ fn binary_garbage_passes_through_unchanged() {
 }
 
 #[test]
+fn a_100_mb_line_streams_through_in_bounded_pieces() {
+    let gh = fake_github(305);
+    let mut child = Command::new(bin())
+        .arg("filter")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let secret = gh.clone();
+    let w = std::thread::spawn(move || {
+        let block = vec![b'z'; 1 << 20];
+        for _ in 0..100 {
+            stdin.write_all(&block)?;
+        }
+        stdin.write_all(format!(" {secret} tail").as_bytes())
+    });
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap().unwrap();
+    assert!(out.status.success());
+    let expected_len = 100 * (1 << 20) + " [REDACTED:github.pat] tail".len();
+    assert_eq!(out.stdout.len(), expected_len);
+    assert!(out.stdout.ends_with(b" [REDACTED:github.pat] tail"));
+    assert!(out.stdout[..100 << 20].iter().all(|&b| b == b'z'));
+}
+
+#[test]
 fn run_keeps_separate_streams_and_the_exit_status() {
     let sb = Sandbox::new();
     let gh = fake_github(304);
