@@ -240,9 +240,14 @@ impl Scanner {
         self.progress
             .bytes
             .fetch_add(blob.data.len() as u64, Relaxed);
-        let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+        let mut c = lock(c);
         c.summary.files += 1;
         c.summary.bytes += blob.data.len() as u64;
+        self.keep(&mut c, found);
+    }
+
+    /// File findings as reported, or as suppressed when the baseline knows them.
+    fn keep(&self, c: &mut Collected, found: Vec<Finding>) {
         for f in found {
             if self.policy.in_baseline(&f.fingerprint) {
                 c.suppressed.push(f);
@@ -285,26 +290,25 @@ impl Scanner {
     /// Scan environments; each finding names its variable.
     pub fn environments(&self, envs: &[source::env::Environment]) -> Outcome {
         let start = Instant::now();
-        let c = Mutex::new(Collected::default());
+        let mut c = Collected::default();
         for env in envs {
             let blob = env.blob();
             let found = self.blob(&blob);
-            let mut c = lock(&c);
             c.summary.files += 1;
             c.summary.bytes += blob.data.len() as u64;
-            for mut f in found {
-                f.provenance = source::Provenance::Env {
-                    origin: env.origin.clone(),
-                    variable: env.variable(f.line).unwrap_or_default(),
-                };
-                if self.policy.in_baseline(&f.fingerprint) {
-                    c.suppressed.push(f);
-                } else {
-                    c.findings.push(f);
-                }
-            }
+            let found = found
+                .into_iter()
+                .map(|mut f| {
+                    f.provenance = source::Provenance::Env {
+                        origin: env.origin.clone(),
+                        variable: env.variable(f.line).unwrap_or_default(),
+                    };
+                    f
+                })
+                .collect();
+            self.keep(&mut c, found);
         }
-        finish(c.into_inner().unwrap_or_else(|e| e.into_inner()), start)
+        finish(c, start)
     }
 
     /// Scan standard input as one blob.
