@@ -40,6 +40,16 @@ fn secret_written_in_pieces_with_pauses_is_masked() {
     assert!(!report.contains(&secret));
 }
 
+/// `leakhound filter` with its stdin and stdout piped to the test.
+fn spawn_filter() -> std::process::Child {
+    Command::new(bin())
+        .arg("filter")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Read what the child has written so far, waiting at most `wait`.
 fn read_for(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> Vec<u8> {
     let end = Instant::now() + wait;
@@ -56,12 +66,7 @@ fn read_for(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> Vec<u8> {
 #[test]
 fn prompt_forwarded_when_idle_but_no_fragment_of_a_secret() {
     let (_, secret) = fake_aws(301);
-    let mut child = Command::new(bin())
-        .arg("filter")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_filter();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
@@ -132,16 +137,9 @@ fn ansi_colour_inside_a_secret_does_not_hide_it() {
 
 #[test]
 fn binary_garbage_passes_through_unchanged() {
-    let sb = Sandbox::new();
     let mut rng = crate::synth::Rng::new(303);
     let bytes: Vec<u8> = (0..300_000).map(|_| rng.next() as u8).collect();
-    let mut c = sb.cmd();
-    let mut child = c
-        .arg("filter")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_filter();
     let mut stdin = child.stdin.take().unwrap();
     let input = bytes.clone();
     let w = std::thread::spawn(move || stdin.write_all(&input));
@@ -155,12 +153,7 @@ fn binary_garbage_passes_through_unchanged() {
 #[test]
 fn a_100_mb_line_streams_through_in_bounded_pieces() {
     let gh = fake_github(305);
-    let mut child = Command::new(bin())
-        .arg("filter")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_filter();
     let mut stdin = child.stdin.take().unwrap();
     let secret = gh.clone();
     let w = std::thread::spawn(move || {
