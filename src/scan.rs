@@ -68,7 +68,7 @@ impl Scanner {
     pub fn blob(&self, blob: &Blob) -> Vec<Finding> {
         match (&blob.data, &blob.provenance) {
             (Data::Mapped(map), _) if map.len() > STREAM_CHUNK => self.streamed(blob, map),
-            (_, source::Provenance::File { path }) if path.ends_with(".ipynb") => {
+            (_, source::Provenance::File { path, .. }) if path.ends_with(".ipynb") => {
                 self.notebook(path, &blob.data).unwrap_or_else(|| {
                     lock(&self.notes).push(Warning {
                         path: path.clone(),
@@ -76,6 +76,16 @@ impl Scanner {
                     });
                     self.whole(blob)
                 })
+            }
+            (_, source::Provenance::File { path, .. }) if source::env::is_env_file(path) => {
+                // Name the variable of each finding, as `leakhound env` does.
+                let mut found = self.whole(blob);
+                for f in &mut found {
+                    if let source::Provenance::File { variable, .. } = &mut f.provenance {
+                        *variable = source::env::variable_at(&blob.data, f.start);
+                    }
+                }
+                found
             }
             _ => self.whole(blob),
         }

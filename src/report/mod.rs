@@ -162,8 +162,16 @@ pub fn pair_credentials(findings: &mut [Finding]) {
     use crate::source::Provenance;
     // Where a finding lives, and the key that pairs it there.
     let place = |f: &Finding| -> (String, Option<String>) {
-        match &f.provenance {
-            Provenance::Env { origin, variable } => {
+        let (origin, variable) = match &f.provenance {
+            Provenance::Env { origin, variable } => (format!("env:{origin}"), variable),
+            Provenance::File {
+                path,
+                variable: Some(v),
+            } => (path.clone(), v),
+            other => return (other.display(), None),
+        };
+        {
+            {
                 let v = variable.to_ascii_uppercase();
                 let stem = [
                     "ACCESS_KEY_ID",
@@ -175,9 +183,8 @@ pub fn pair_credentials(findings: &mut [Finding]) {
                 .find_map(|s| v.strip_suffix(s))
                 .unwrap_or(&v)
                 .to_string();
-                (format!("env:{origin}"), Some(stem))
+                (origin, Some(stem))
             }
-            other => (other.display(), None),
         }
     };
     // Only AWS findings take part; group them by place so pairing stays local.

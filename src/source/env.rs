@@ -77,6 +77,25 @@ impl Environment {
     }
 }
 
+/// Whether a file name says it holds an environment: `.env`, `*.env`, `.env.*`, `environ`.
+pub fn is_env_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name == ".env" || name.ends_with(".env") || name.starts_with(".env.") || name == "environ"
+}
+
+/// The variable assigned on the line of `hay` that holds byte `at` (`NAME=...`, with an
+/// optional `export ` or `declare -x ` prefix).
+pub fn variable_at(hay: &[u8], at: usize) -> Option<String> {
+    let start = hay[..at]
+        .iter()
+        .rposition(|&b| b == b'\n' || b == 0)
+        .map_or(0, |p| p + 1);
+    assignments(&hay[start..at])
+        .into_iter()
+        .next()
+        .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
+}
+
 type Vars = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Parse an environment dump in any of the shapes below; UTF-16 (PowerShell's default) is

@@ -143,6 +143,7 @@ pub fn read(path: &Path, opts: &WalkOptions) -> Event {
     Event::Blob(Blob {
         provenance: Provenance::File {
             path: display_path(path),
+            variable: None,
         },
         data,
     })

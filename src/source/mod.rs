@@ -13,6 +13,9 @@ use serde::Serialize;
 pub enum Provenance {
     File {
         path: String,
+        /// In an env-shaped file (`.env`, `*.env`, `environ`), the variable the secret is in.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variable: Option<String>,
     },
     Stream {
         name: String,
@@ -35,7 +38,7 @@ impl Provenance {
     /// The path-like name shown in reports.
     pub fn display(&self) -> String {
         match self {
-            Provenance::File { path } => path.clone(),
+            Provenance::File { path, .. } => path.clone(),
             Provenance::Stream { name } => name.clone(),
             Provenance::Notebook { path, .. } => path.clone(),
             Provenance::Env { origin, variable } => format!("{origin}:{variable}"),

@@ -168,3 +168,38 @@ fn aws_credential_sets_pair_by_variable_name_and_by_proximity() {
     assert_eq!(f[0]["credential_set"], f[1]["credential_set"]);
     assert!(f[2]["credential_set"].is_null());
 }
+
+#[test]
+fn scan_names_variables_in_env_shaped_files_and_pairs_by_name() {
+    let sb = Sandbox::new();
+    let (id1, s1) = fake_aws(420);
+    let (id2, _) = fake_aws(421);
+    sb.write(
+        "deploy/prod.env",
+        format!("export PROD_AWS_ACCESS_KEY_ID={id1}\nSTAGE_AWS_ACCESS_KEY_ID={id2}\nPROD_AWS_SECRET_ACCESS_KEY={s1}\n"),
+    );
+    sb.write("src/app.py", format!("KEY = '{id2}'\n"));
+    let f = sb.run(&["scan", "--format", "jsonl"]).jsonl();
+    let env: Vec<_> = f
+        .iter()
+        .filter(|x| x["path"] == "deploy/prod.env")
+        .collect();
+    let vars: Vec<&str> = env
+        .iter()
+        .map(|x| x["provenance"]["variable"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        vars,
+        [
+            "PROD_AWS_ACCESS_KEY_ID",
+            "STAGE_AWS_ACCESS_KEY_ID",
+            "PROD_AWS_SECRET_ACCESS_KEY"
+        ]
+    );
+    // The secret pairs with PROD's id by name, not with STAGE's id next to it.
+    assert_eq!(env[0]["credential_set"], env[2]["credential_set"]);
+    assert!(env[1]["credential_set"].is_null());
+    // Ordinary files carry no variable.
+    let py = f.iter().find(|x| x["path"] == "src/app.py").unwrap();
+    assert!(py["provenance"].get("variable").is_none());
+}
