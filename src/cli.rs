@@ -306,6 +306,22 @@ fn load_config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, 
     Ok((Config::load(local)?, "leakhound.toml".into()))
 }
 
+/// The scanner a reporting command uses: the operator's config (allowlists, rules), the
+/// baseline, and the rule set.
+fn scanner(r: &ReportArgs, scanned: &[PathBuf]) -> Result<Scanner> {
+    let (cfg, cfg_name) = load_config(r.config.as_deref(), scanned)?;
+    let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
+    if let Some(b) = &r.baseline {
+        policy = policy.with_baseline(policy::read_baseline(b)?);
+    }
+    Ok(Scanner::new(build_engine(&cfg, &r.rule_files)?, policy))
+}
+
+/// Per-file problems go to stderr as they happen (and into the report).
+fn print_warning(w: &report::Warning) {
+    eprintln!("leakhound: warning: {}: {}", w.path, w.message)
+}
+
 fn scan(a: ScanArgs) -> Result<i32> {
     let r = &a.report;
     for p in &a.paths {
@@ -317,12 +333,7 @@ fn scan(a: ScanArgs) -> Result<i32> {
     if stdin && a.paths.len() > 1 {
         bail!("`-` (standard input) cannot be combined with other paths");
     }
-    let (cfg, cfg_name) = load_config(r.config.as_deref(), &a.paths)?;
-    let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
-    if let Some(b) = &r.baseline {
-        policy = policy.with_baseline(policy::read_baseline(b)?);
-    }
-    let engine = build_engine(&cfg, &r.rule_files)?;
+    let scanner = scanner(r, &a.paths)?;
     let threads = r
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
@@ -331,7 +342,6 @@ fn scan(a: ScanArgs) -> Result<i32> {
         .build_global();
     // Open the output before scanning: a bad -o path should fail fast, not after the work.
     let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
-    let scanner = Scanner::new(engine, policy);
     let outcome = if stdin {
         scanner.stdin().context("reading standard input")?
     } else {
@@ -342,11 +352,7 @@ fn scan(a: ScanArgs) -> Result<i32> {
             max_file_size: (a.max_file_size > 0).then_some(a.max_file_size),
             threads,
         };
-        with_progress(&scanner, r.format, || {
-            scanner.paths(&opts, &|w| {
-                eprintln!("leakhound: warning: {}: {}", w.path, w.message)
-            })
-        })
+        with_progress(&scanner, r.format, || scanner.paths(&opts, &print_warning))
     };
     emit(&scanner, &outcome, r, &mut out)
 }
@@ -354,12 +360,7 @@ fn scan(a: ScanArgs) -> Result<i32> {
 fn env(a: EnvArgs) -> Result<i32> {
     use crate::source::env::Environment;
     let r = &a.report;
-    let (cfg, cfg_name) = load_config(r.config.as_deref(), &a.files)?;
-    let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
-    if let Some(b) = &r.baseline {
-        policy = policy.with_baseline(policy::read_baseline(b)?);
-    }
-    let scanner = Scanner::new(build_engine(&cfg, &r.rule_files)?, policy);
+    let scanner = scanner(r, &a.files)?;
     let mut envs = Vec::new();
     for pid in &a.pid {
         envs.push(Environment::of_pid(*pid).with_context(|| {
@@ -391,9 +392,7 @@ fn env(a: EnvArgs) -> Result<i32> {
                 max_file_size: Some(64 << 20),
                 threads: 2,
             };
-            outcome = outcome.merge(scanner.paths(&opts, &|w| {
-                eprintln!("leakhound: warning: {}: {}", w.path, w.message)
-            }));
+            outcome = outcome.merge(scanner.paths(&opts, &print_warning));
         }
     }
     emit(&scanner, &outcome, r, &mut out)
