@@ -146,14 +146,22 @@ impl Scanner {
             .copied()
             .collect();
         let mut out = report::findings(rules, hay, &kept, &blob.provenance);
-        for d in &scanned.decoded {
-            if self.policy.match_allowed(hay, &d.at) {
-                continue;
-            }
-            for f in report::findings(rules, hay, &[d.at], &blob.provenance) {
-                out.push(f.decoded(d.encoding, &d.secret));
-            }
-        }
+        // One pass for all decoded matches: `findings` returns them in order of start, so
+        // they are sorted the same way first to pair each with its decoded secret.
+        let mut decoded: Vec<&Decoded> = scanned
+            .decoded
+            .iter()
+            .filter(|d| !self.policy.match_allowed(hay, &d.at))
+            .collect();
+        decoded.sort_by_key(|d| d.at.start);
+        let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
+        let found = report::findings(rules, hay, &at, &blob.provenance);
+        out.extend(
+            found
+                .into_iter()
+                .zip(decoded)
+                .map(|(f, d)| f.decoded(d.encoding, &d.secret)),
+        );
         out
     }
 
