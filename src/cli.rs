@@ -36,6 +36,17 @@ struct Cli {
 enum Command {
     /// Scan files and directories (`-` reads standard input).
     Scan(ScanArgs),
+    /// Scan a git repository: its whole history (default), what a revision range introduced
+    /// (`--since`, `--range`), or what the index adds (`--staged`, for a pre-commit hook).
+    Git(GitArgs),
+    /// Write a git pre-commit hook that runs `leakhound git --staged`.
+    InstallHook {
+        /// The repository (default: the one around the current directory).
+        repo: Option<PathBuf>,
+        /// Replace an existing pre-commit hook.
+        #[arg(long)]
+        force: bool,
+    },
     /// Audit environments: this process's (default), another's (`--pid`), dump files, and
     /// with `--runtime` the credential files a runtime inherits under $HOME.
     Env(EnvArgs),
@@ -64,6 +75,32 @@ enum Command {
     /// List or check rules.
     #[command(subcommand)]
     Rules(RulesCommand),
+}
+
+#[derive(Args)]
+struct GitArgs {
+    /// The repository, work tree or bare (default: the one around the current directory).
+    repo: Option<PathBuf>,
+    /// Only what the index adds against HEAD: new files and added lines.
+    #[arg(long, conflicts_with_all = ["since", "range"])]
+    staged: bool,
+    /// Only what the commits after REV introduced (REV..HEAD), on added lines.
+    #[arg(long, value_name = "REV", conflicts_with = "range")]
+    since: Option<String>,
+    /// Only what the commits in A..B introduced, on added lines.
+    #[arg(long, value_name = "A..B")]
+    range: Option<String>,
+    /// Also scan checked-out submodules.
+    #[arg(long)]
+    submodules: bool,
+    /// Scan blobs that look binary too.
+    #[arg(long)]
+    binary: bool,
+    /// Skip blobs larger than SIZE (e.g. 64MiB, 500K, 0 for no limit).
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    max_file_size: u64,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Args)]
@@ -212,6 +249,8 @@ pub fn main() -> i32 {
     let r = match cli.command {
         Command::Scan(a) => scan(a),
         Command::Env(a) => env(a),
+        Command::Git(a) => git(a),
+        Command::InstallHook { repo, force } => install_hook(repo.as_deref(), force),
         Command::RedactNotebook {
             input,
             output,
@@ -317,6 +356,17 @@ fn scanner(r: &ReportArgs, scanned: &[PathBuf]) -> Result<Scanner> {
     Ok(Scanner::new(build_engine(&cfg, &r.rule_files)?, policy))
 }
 
+/// Worker threads (`-j`, default one per core); also sizes rayon's pool.
+fn threads(r: &ReportArgs) -> usize {
+    let n = r
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global();
+    n
+}
+
 /// Per-file problems go to stderr as they happen (and into the report).
 fn print_warning(w: &report::Warning) {
     eprintln!("leakhound: warning: {}: {}", w.path, w.message)
@@ -334,12 +384,7 @@ fn scan(a: ScanArgs) -> Result<i32> {
         bail!("`-` (standard input) cannot be combined with other paths");
     }
     let scanner = scanner(r, &a.paths)?;
-    let threads = r
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build_global();
+    let threads = threads(r);
     // Open the output before scanning: a bad -o path should fail fast, not after the work.
     let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
     let outcome = if stdin {
@@ -355,6 +400,107 @@ fn scan(a: ScanArgs) -> Result<i32> {
         with_progress(&scanner, r.format, || scanner.paths(&opts, &print_warning))
     };
     emit(&scanner, &outcome, r, &mut out)
+}
+
+fn git(a: GitArgs) -> Result<i32> {
+    use crate::source::git::{Repo, Select};
+    let r = &a.report;
+    let dir = a.repo.clone().unwrap_or_else(|| PathBuf::from("."));
+    let scanner = scanner(r, std::slice::from_ref(&dir))?;
+    let repo = Repo::open(&dir).with_context(|| format!("{}", dir.display()))?;
+    let select = match (a.staged, &a.since, &a.range) {
+        (true, _, _) => Select::Staged,
+        (_, Some(rev), _) => Select::Range(rev.clone()),
+        (_, _, Some(range)) => Select::Range(range.clone()),
+        _ => Select::All,
+    };
+    let threads = threads(r);
+    let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
+    let opts = crate::scan::GitOptions {
+        select,
+        binary: a.binary,
+        max_file_size: (a.max_file_size > 0).then_some(a.max_file_size),
+        threads,
+        submodules: a.submodules,
+    };
+    let outcome = with_progress(&scanner, r.format, || {
+        scanner.git(&repo, &opts, &print_warning)
+    })
+    .with_context(|| format!("{}", dir.display()))?;
+    let code = emit(&scanner, &outcome, r, &mut out)?;
+    if a.staged && code == EXIT_FINDINGS {
+        eprintln!(
+            "leakhound: commit blocked: {} secret(s) in staged changes. Remove them (and rotate \
+             any that are real), or mark a false positive with `leakhound:allow` on its line.",
+            outcome.findings.len()
+        );
+    }
+    Ok(code)
+}
+
+/// The hook `install-hook` writes. It prefers the binary that installed it and falls back to
+/// `leakhound` on PATH if that one has moved.
+fn hook_script(exe: &str) -> String {
+    let quoted = format!("'{}'", exe.replace('\'', r"'\''"));
+    format!(
+        "#!/bin/sh\n\
+         # Installed by `leakhound install-hook`: blocks commits that add secrets.\n\
+         # Mark a false positive with `leakhound:allow` on its line.\n\
+         LEAKHOUND={quoted}\n\
+         [ -x \"$LEAKHOUND\" ] || LEAKHOUND=leakhound\n\
+         exec \"$LEAKHOUND\" git --staged\n"
+    )
+}
+
+fn install_hook(repo: Option<&Path>, force: bool) -> Result<i32> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = repo.unwrap_or(Path::new("."));
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--git-path", "hooks/pre-commit"])
+        .output()
+        .context("running git")?;
+    if !out.status.success() {
+        bail!(
+            "{}: not a git repository: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    // `--git-path` answers relative to the directory git ran in, and honours core.hooksPath.
+    let hook = dir.join(String::from_utf8_lossy(&out.stdout).trim());
+    let exe = std::env::current_exe().context("locating the leakhound binary")?;
+    let script = hook_script(&exe.to_string_lossy());
+    match std::fs::read(&hook) {
+        Ok(existing) if existing == script.as_bytes() => {
+            eprintln!("leakhound: {} is already installed", hook.display());
+            return Ok(EXIT_CLEAN);
+        }
+        Ok(_) if !force => bail!(
+            "{} exists; not replacing it (use --force, or call `leakhound git --staged` from it)",
+            hook.display()
+        ),
+        _ => {}
+    }
+    if let Some(parent) = hook.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("{}", parent.display()))?;
+    }
+    // Write beside it and rename: a hook is never seen half-written.
+    let tmp = hook.with_extension("leakhound-tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o755)
+        .open(&tmp)
+        .with_context(|| format!("{}", tmp.display()))?;
+    f.write_all(script.as_bytes())
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("{}", tmp.display()))?;
+    std::fs::rename(&tmp, &hook).with_context(|| format!("{}", hook.display()))?;
+    eprintln!("leakhound: installed {}", hook.display());
+    Ok(EXIT_CLEAN)
 }
 
 fn env(a: EnvArgs) -> Result<i32> {

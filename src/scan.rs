@@ -6,7 +6,7 @@ use crate::policy::Policy;
 use crate::report::Origin;
 use crate::report::{self, Finding, Summary, Warning};
 use crate::rules::MAX_WINDOW;
-use crate::source::{self, fs::Event, Blob, Data};
+use crate::source::{self, fs::Event, git, Blob, Data};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -289,12 +289,7 @@ impl Scanner {
             Event::SkippedBinary => lock(&c).summary.skipped_binary += 1,
             Event::SkippedLarge(_) => lock(&c).summary.skipped_large += 1,
             Event::Error { path, message } => {
-                let w = Warning {
-                    path: path.display().to_string(),
-                    message,
-                };
-                on_warning(&w);
-                lock(&c).warnings.push(w);
+                warn(&c, on_warning, path.display().to_string(), message)
             }
         });
         let mut c = c.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -329,6 +324,142 @@ impl Scanner {
         finish(c, start)
     }
 
+    /// Scan a git repository: each blob `opts.select` covers, once, attributed to the commit
+    /// that introduced it. For a range or the index, only findings on added lines count.
+    pub fn git(
+        &self,
+        repo: &git::Repo,
+        opts: &GitOptions,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) -> Result<Outcome, git::GitError> {
+        let start = Instant::now();
+        let c = Mutex::new(Collected::default());
+        self.git_repo(repo, opts, "", &c, on_warning)?;
+        if opts.submodules {
+            for (path, dir) in repo.submodules() {
+                let sub = git::Repo::open(&dir)
+                    .and_then(|sub| self.git_repo(&sub, opts, &format!("{path}/"), &c, on_warning));
+                if let Err(e) = sub {
+                    warn(&c, on_warning, path, format!("submodule not scanned: {e}"));
+                }
+            }
+        }
+        Ok(finish(
+            c.into_inner().unwrap_or_else(|e| e.into_inner()),
+            start,
+        ))
+    }
+
+    fn git_repo(
+        &self,
+        repo: &git::Repo,
+        opts: &GitOptions,
+        prefix: &str,
+        c: &Mutex<Collected>,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) -> Result<(), git::GitError> {
+        let (changes, problems) = repo.changes(&opts.select)?;
+        for p in problems {
+            warn(c, on_warning, repo.dir().display().to_string(), p);
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = opts.threads.clamp(1, changes.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    // Each worker has its own cat-file process: git inflates objects on as
+                    // many cores as there are workers.
+                    let mut objects = match repo.objects() {
+                        Ok(o) => o,
+                        Err(e) => {
+                            warn(
+                                c,
+                                on_warning,
+                                repo.dir().display().to_string(),
+                                e.to_string(),
+                            );
+                            return;
+                        }
+                    };
+                    loop {
+                        let i = next.fetch_add(1, Relaxed);
+                        let Some(change) = changes.get(i) else { break };
+                        self.git_change(change, &mut objects, opts, prefix, c, on_warning);
+                    }
+                });
+            }
+        });
+        Ok(())
+    }
+
+    fn git_change(
+        &self,
+        change: &git::Change,
+        objects: &mut git::Objects,
+        opts: &GitOptions,
+        prefix: &str,
+        c: &Mutex<Collected>,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) {
+        let path = format!("{prefix}{}", change.path);
+        if self.policy.path_allowed(&path) {
+            return;
+        }
+        let data = match objects.get(&change.blob, opts.max_file_size) {
+            git::Object::Blob(d) => d,
+            git::Object::TooLarge(_) => {
+                lock(c).summary.skipped_large += 1;
+                return;
+            }
+            git::Object::Missing => {
+                let msg = format!("blob {} is missing from the object database", change.blob);
+                return warn(c, on_warning, path, msg);
+            }
+            git::Object::Broken(why) => {
+                return warn(c, on_warning, path, format!("blob {}: {why}", change.blob));
+            }
+        };
+        if let Some(oid) = git::lfs_pointer(&data) {
+            let msg = format!(
+                "Git LFS pointer ({oid}): the content is on an LFS server, not in the repository; not scanned"
+            );
+            return warn(c, on_warning, path, msg);
+        }
+        if !opts.binary && source::fs::is_binary(&data) {
+            lock(c).summary.skipped_binary += 1;
+            return;
+        }
+        let blob = Blob {
+            provenance: source::Provenance::Git {
+                path,
+                blob: change.blob.clone(),
+                commit: change.commit.as_deref().cloned(),
+            },
+            data: Data::Owned(data),
+        };
+        let mut found = self.blob(&blob);
+        if opts.added_lines_only() && !found.is_empty() {
+            let olds: Vec<Vec<u8>> = change
+                .parents
+                .iter()
+                .filter_map(|id| match objects.get(id, None) {
+                    git::Object::Blob(d) => Some(d),
+                    _ => None,
+                })
+                .collect();
+            let added = git::added_lines(&blob.data, &olds);
+            found.retain(|f| (f.line..=f.end_line).any(|l| added.get(l - 1) == Some(&true)));
+        }
+        self.progress.files.fetch_add(1, Relaxed);
+        self.progress
+            .bytes
+            .fetch_add(blob.data.len() as u64, Relaxed);
+        let mut c = lock(c);
+        c.summary.files += 1;
+        c.summary.bytes += blob.data.len() as u64;
+        self.keep(&mut c, found);
+    }
+
     /// Scan standard input as one blob.
     pub fn stdin(&self) -> std::io::Result<Outcome> {
         let start = Instant::now();
@@ -339,6 +470,36 @@ impl Scanner {
             start,
         ))
     }
+}
+
+/// What `Scanner::git` reads.
+#[derive(Debug, Clone)]
+pub struct GitOptions {
+    pub select: git::Select,
+    /// Scan blobs that look binary too.
+    pub binary: bool,
+    pub max_file_size: Option<u64>,
+    pub threads: usize,
+    /// Also scan checked-out submodules (each as its own repository).
+    pub submodules: bool,
+}
+
+impl GitOptions {
+    fn added_lines_only(&self) -> bool {
+        !matches!(self.select, git::Select::All)
+    }
+}
+
+/// Report a per-input problem now and keep it for the report.
+fn warn(
+    c: &Mutex<Collected>,
+    on_warning: &(dyn Fn(&Warning) + Sync),
+    path: String,
+    message: String,
+) {
+    let w = Warning { path, message };
+    on_warning(&w);
+    lock(c).warnings.push(w);
 }
 
 /// What one distinct content holds, cached by its hash.

@@ -46,6 +46,20 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
         if !ctx.is_empty() {
             writeln!(out, "  {:>9}  {}", "", st.paint("2", ctx))?;
         }
+        if let crate::source::Provenance::Git { commit, .. } = &f.provenance {
+            let origin = match commit {
+                Some(c) => format!(
+                    "commit {} {} {} <{}>: {}",
+                    &c.id[..c.id.len().min(12)],
+                    c.date.get(..10).unwrap_or(&c.date),
+                    c.author,
+                    c.email,
+                    c.subject
+                ),
+                None => "staged".to_string(),
+            };
+            writeln!(out, "  {:>9}  {}", "", st.paint("36", &origin))?;
+        }
     }
     if !r.findings.is_empty() {
         writeln!(out)?;

@@ -168,6 +168,8 @@ pub fn pair_credentials(findings: &mut [Finding]) {
                 path,
                 variable: Some(v),
             } => (path.clone(), v),
+            // Offsets compare only within one blob: the same path in two commits is two places.
+            Provenance::Git { path, blob, .. } => return (format!("{path}\0{blob}"), None),
             other => return (other.display(), None),
         };
         {

@@ -36,7 +36,7 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
         .findings
         .iter()
         .map(|f| {
-            json!({
+            let mut result = json!({
                 "ruleId": f.rule_id,
                 "ruleIndex": used[f.rule_id.as_str()],
                 "level": "error",
@@ -53,7 +53,11 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
                     }
                 }],
                 "partialFingerprints": {"leakhound/v1": f.fingerprint},
-            })
+            });
+            if let Some(p) = properties(f) {
+                result["properties"] = p;
+            }
+            result
         })
         .collect();
     let doc = json!({
@@ -71,6 +75,21 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// Where the finding came from beyond its file: the git commit that introduced it.
+fn properties(f: &super::Finding) -> Option<Value> {
+    match &f.provenance {
+        crate::source::Provenance::Git {
+            commit: Some(c),
+            blob,
+            ..
+        } => Some(json!({
+            "commit": c.id, "author": c.author, "email": c.email, "date": c.date,
+            "subject": c.subject, "blob": blob,
+        })),
+        _ => None,
+    }
 }
 
 /// A relative path becomes a relative URI reference; an absolute one a `file://` URI.

@@ -137,7 +137,7 @@ pub fn read(path: &Path, opts: &WalkOptions) -> Event {
         }
         Data::Owned(buf)
     };
-    if !opts.binary && is_binary(&data) && !crate::decode::looks_utf16(&data) {
+    if !opts.binary && is_binary(&data) {
         return Event::SkippedBinary;
     }
     Event::Blob(Blob {
@@ -149,8 +149,10 @@ pub fn read(path: &Path, opts: &WalkOptions) -> Event {
     })
 }
 
-fn is_binary(data: &[u8]) -> bool {
+/// A NUL byte near the start, unless the text is UTF-16 (which is full of them).
+pub fn is_binary(data: &[u8]) -> bool {
     memchr::memchr(0, &data[..data.len().min(BINARY_SNIFF)]).is_some()
+        && !crate::decode::looks_utf16(data)
 }
 
 fn display_path(p: &Path) -> String {

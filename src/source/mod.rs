@@ -3,6 +3,7 @@
 
 pub mod env;
 pub mod fs;
+pub mod git;
 pub mod notebook;
 
 use serde::Serialize;
@@ -32,6 +33,13 @@ pub enum Provenance {
         origin: String,
         variable: String,
     },
+    /// A blob in a git repository, at the path where it was introduced.
+    Git {
+        path: String,
+        blob: String,
+        /// The commit that introduced the blob; `None` for the index (`git --staged`).
+        commit: Option<git::Commit>,
+    },
 }
 
 impl Provenance {
@@ -42,6 +50,7 @@ impl Provenance {
             Provenance::Stream { name } => name.clone(),
             Provenance::Notebook { path, .. } => path.clone(),
             Provenance::Env { origin, variable } => format!("{origin}:{variable}"),
+            Provenance::Git { path, .. } => path.clone(),
         }
     }
 }

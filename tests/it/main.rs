@@ -9,6 +9,7 @@ mod decode;
 mod env;
 mod equivalence;
 mod filter;
+mod git;
 mod golden;
 mod notebook;
 mod recall;

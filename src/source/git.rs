@@ -1,0 +1,539 @@
+//! Git repositories, read through the `git` binary: `git log --raw` lists which commit
+//! introduced each blob, `git cat-file --batch-command` streams the blobs.
+//!
+//! The history listing is one pass over commits oldest first (`--topo-order --reverse`), so
+//! the first time a blob id appears is the commit that introduced it. Merge commits are listed
+//! in combined form (`-c`): only paths whose result differs from every parent, which is what a
+//! merge itself adds. Renames are listed as delete + add (`--no-renames`); the added blob is
+//! already known, so a renamed secret keeps its introducing commit.
+//!
+//! The repository is untrusted input: git is run so that it executes nothing the repository
+//! configures (no fsmonitor, no pager, no diff drivers or text conversion) and never prompts.
+
+use serde::Serialize;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git (is it installed and on PATH?): {0}")]
+    Spawn(std::io::Error),
+    #[error("{0}")]
+    Git(String),
+    #[error("reading git output: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The commit that introduced a finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Commit {
+    pub id: String,
+    pub author: String,
+    pub email: String,
+    /// Author date, strict ISO 8601.
+    pub date: String,
+    pub subject: String,
+}
+
+/// What to list.
+#[derive(Debug, Clone)]
+pub enum Select {
+    /// Every blob reachable from any ref and from the stash's entries.
+    All,
+    /// What the commits in a revision range introduced (`REV..HEAD`, `A..B`).
+    Range(String),
+    /// What the index adds against HEAD (or against nothing, before the first commit).
+    Staged,
+}
+
+/// One blob a commit (or the index) put at a path.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// `None` for the index.
+    pub commit: Option<Arc<Commit>>,
+    pub path: String,
+    pub blob: String,
+    /// The blob at the same path in each parent that had one: what the new lines are
+    /// measured against. Empty for a file that is new.
+    pub parents: Vec<String>,
+}
+
+/// A repository (work tree or bare) that git can open.
+pub struct Repo {
+    dir: PathBuf,
+    /// The all-zero id of this repository's hash (40 or 64 hex digits).
+    null: String,
+}
+
+impl Repo {
+    /// Open the repository at or around `dir`.
+    pub fn open(dir: &Path) -> Result<Repo, GitError> {
+        let mut repo = Repo {
+            dir: dir.to_path_buf(),
+            null: String::new(),
+        };
+        let fmt = repo.output(&["rev-parse", "--show-object-format"])?;
+        let len = if fmt.trim() == "sha256" { 64 } else { 40 };
+        repo.null = "0".repeat(len);
+        Ok(repo)
+    }
+
+    /// Where git was pointed: shown in messages.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new("git");
+        c.arg("-C")
+            .arg(&self.dir)
+            .args([
+                "--no-pager",
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "core.untrackedCache=false",
+                "-c",
+                "log.showSignature=false",
+            ])
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// Run git to completion; its stdout, or its stderr as the error.
+    fn output(&self, args: &[&str]) -> Result<String, GitError> {
+        let out = self
+            .command()
+            .args(args)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::piped())
+            .output()
+            .map_err(GitError::Spawn)?;
+        if !out.status.success() {
+            return Err(GitError::Git(first_line(&out.stderr)));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Does HEAD name a commit? (Not in a repository without commits.)
+    fn has_head(&self) -> bool {
+        self.output(&["rev-parse", "--verify", "-q", "HEAD^{commit}"])
+            .is_ok()
+    }
+
+    /// The blobs `select` covers, each listed once, in the order they were introduced; and
+    /// warnings (git failing part-way, on a corrupt commit or tree, leaves what was listed).
+    pub fn changes(&self, select: &Select) -> Result<(Vec<Change>, Vec<String>), GitError> {
+        match select {
+            Select::Staged => Ok((self.staged()?, Vec::new())),
+            Select::All => {
+                let mut revs = vec!["--all".to_string()];
+                // Older stash entries live only in the stash's reflog.
+                if let Ok(s) = self.output(&["reflog", "show", "--format=%H", "refs/stash", "--"]) {
+                    revs.extend(s.lines().map(str::to_string));
+                }
+                self.log(&revs)
+            }
+            Select::Range(range) => {
+                // Resolve first: a bad revision should be a clear error, not an empty scan.
+                let spec = if range.contains("..") {
+                    range.clone()
+                } else {
+                    format!("{range}..HEAD")
+                };
+                self.output(&["rev-parse", "--revs-only", &spec, "--"])
+                    .map_err(|e| GitError::Git(format!("bad revision range {spec:?}: {e}")))?;
+                self.log(&[spec])
+            }
+        }
+    }
+
+    fn log(&self, revs: &[String]) -> Result<(Vec<Change>, Vec<String>), GitError> {
+        let mut child = self
+            .command()
+            .args([
+                "log",
+                "--topo-order",
+                "--reverse",
+                "--root",
+                "-c",
+                "--raw",
+                "--no-renames",
+                "--no-abbrev",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-color",
+                "-z",
+                "--format=%x01%H%x00%an%x00%ae%x00%aI%x00%s",
+            ])
+            .args(revs)
+            .arg("--")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(GitError::Spawn)?;
+        let mut stderr = child.stderr.take().expect("piped");
+        let err = std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = stderr.read_to_end(&mut s);
+            s
+        });
+        let mut raw = Vec::new();
+        child.stdout.take().expect("piped").read_to_end(&mut raw)?;
+        let status = child.wait()?;
+        let err = err.join().unwrap_or_default();
+        let changes = parse_log(&raw, &self.null);
+        let mut warnings = Vec::new();
+        if !status.success() {
+            let msg = first_line(&err);
+            // An empty repository has no revisions to walk: nothing to scan, not an error.
+            if revs == ["--all"] && !self.has_head() && changes.is_empty() {
+                return Ok((changes, warnings));
+            }
+            if changes.is_empty() {
+                return Err(GitError::Git(msg));
+            }
+            warnings.push(format!(
+                "git log stopped early; history listed up to there: {msg}"
+            ));
+        }
+        Ok((changes, warnings))
+    }
+
+    fn staged(&self) -> Result<Vec<Change>, GitError> {
+        let base = if self.has_head() {
+            "HEAD".to_string()
+        } else {
+            // Before the first commit everything in the index is new: compare with the empty
+            // tree (whose id depends on the repository's hash).
+            self.output(&["hash-object", "-t", "tree", "/dev/null"])?
+                .trim()
+                .to_string()
+        };
+        let raw = self.output(&[
+            "diff-index",
+            "--cached",
+            "--raw",
+            "-z",
+            "--no-renames",
+            "--no-abbrev",
+            "--diff-filter=AMT",
+            &base,
+            "--",
+        ])?;
+        Ok(parse_entries(raw.as_bytes(), None, &self.null))
+    }
+
+    /// Checked-out submodules under HEAD's tree: (path in the repository, directory).
+    pub fn submodules(&self) -> Vec<(String, PathBuf)> {
+        let Ok(out) = self.output(&["ls-files", "-s", "-z"]) else {
+            return Vec::new();
+        };
+        out.split('\0')
+            .filter_map(|e| {
+                let (meta, path) = e.split_once('\t')?;
+                meta.starts_with("160000 ").then(|| path.to_string())
+            })
+            .map(|p| {
+                let dir = self.dir.join(&p);
+                (p, dir)
+            })
+            .filter(|(_, d)| d.join(".git").exists())
+            .collect()
+    }
+
+    /// A reader of objects by id.
+    pub fn objects(&self) -> Result<Objects, GitError> {
+        Objects::start(self)
+    }
+}
+
+/// `git log -z --raw` output: per commit a header (after \x01), then raw entries.
+fn parse_log(raw: &[u8], null: &str) -> Vec<Change> {
+    let mut out = Vec::new();
+    for chunk in raw.split(|&b| b == 1).skip(1) {
+        let mut fields = chunk.splitn(6, |&b| b == 0);
+        let mut next = || String::from_utf8_lossy(fields.next().unwrap_or_default()).into_owned();
+        let commit = Arc::new(Commit {
+            id: next(),
+            author: next(),
+            email: next(),
+            date: next(),
+            subject: next(),
+        });
+        let rest = fields.next().unwrap_or_default();
+        out.extend(parse_entries(rest, Some(&commit), null));
+    }
+    // Keep the first (introducing) appearance of each blob.
+    let mut first = HashSet::new();
+    out.retain(|c| first.insert(c.blob.clone()));
+    out
+}
+
+/// Raw diff entries (`-z`): `:M M A B S\0path\0` and, for merges, `::M M M A B C SS\0path\0`.
+/// Keeps regular files (and executables) that now hold a blob.
+fn parse_entries(raw: &[u8], commit: Option<&Arc<Commit>>, null: &str) -> Vec<Change> {
+    let mut out = Vec::new();
+    let mut tokens = raw.split(|&b| b == 0);
+    while let Some(t) = tokens.next() {
+        let t = t.trim_ascii_start();
+        if !t.starts_with(b":") {
+            continue;
+        }
+        let Some(path) = tokens.next() else { break };
+        let meta = String::from_utf8_lossy(t);
+        let colons = meta.bytes().take_while(|&b| b == b':').count();
+        let parts: Vec<&str> = meta[colons..].split(' ').collect();
+        // colons parents: modes for each parent and the result, ids likewise, then status.
+        let n = colons + 1;
+        if parts.len() < 2 * n {
+            continue;
+        }
+        let new_mode = parts[n - 1];
+        let new_id = parts[2 * n - 1];
+        // Regular files only: a symlink's blob is its target path, a gitlink (160000) a
+        // submodule's commit.
+        if !new_mode.starts_with("100") || new_id == null {
+            continue;
+        }
+        let parents = parts[n..2 * n - 1]
+            .iter()
+            .zip(&parts[..n - 1])
+            .filter(|(id, mode)| **id != null && mode.starts_with("100"))
+            .map(|(id, _)| id.to_string())
+            .collect();
+        out.push(Change {
+            commit: commit.cloned(),
+            path: String::from_utf8_lossy(path).into_owned(),
+            blob: new_id.to_string(),
+            parents,
+        });
+    }
+    out
+}
+
+fn first_line(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    let l = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("git failed");
+    l.trim()
+        .trim_start_matches("fatal: ")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+/// What reading one object gave.
+pub enum Object {
+    Blob(Vec<u8>),
+    /// Larger than the limit: not read.
+    TooLarge(u64),
+    Missing,
+    /// git could not read it (a corrupt object); the message says why.
+    Broken(String),
+}
+
+/// A `git cat-file --batch-command` process. A corrupt object kills git; the next request
+/// starts a new one, so one bad object costs only itself.
+pub struct Objects {
+    repo_cmd: Command,
+    proc: Option<Proc>,
+}
+
+struct Proc {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Objects {
+    fn start(repo: &Repo) -> Result<Objects, GitError> {
+        let mut c = repo.command();
+        c.args(["cat-file", "--batch-command"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut o = Objects {
+            repo_cmd: c,
+            proc: None,
+        };
+        o.proc()?;
+        Ok(o)
+    }
+
+    fn proc(&mut self) -> Result<&mut Proc, GitError> {
+        if self.proc.is_none() {
+            let mut child = self.repo_cmd.spawn().map_err(GitError::Spawn)?;
+            let input = child.stdin.take().expect("piped");
+            let output = BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped"));
+            self.proc = Some(Proc {
+                child,
+                input,
+                output,
+            });
+        }
+        Ok(self.proc.as_mut().expect("started"))
+    }
+
+    /// The blob `id`, unless it is larger than `max`.
+    pub fn get(&mut self, id: &str, max: Option<u64>) -> Object {
+        match self.try_get(id, max) {
+            Ok(o) => o,
+            Err(e) => {
+                self.proc = None;
+                Object::Broken(match e {
+                    GitError::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                        "git could not read the object (corrupt?)".into()
+                    }
+                    e => e.to_string(),
+                })
+            }
+        }
+    }
+
+    fn try_get(&mut self, id: &str, max: Option<u64>) -> Result<Object, GitError> {
+        let p = self.proc()?;
+        writeln!(p.input, "info {id}")?;
+        p.input.flush()?;
+        let Some(size) = header(&mut p.output)? else {
+            return Ok(Object::Missing);
+        };
+        if max.is_some_and(|m| size > m) {
+            return Ok(Object::TooLarge(size));
+        }
+        writeln!(p.input, "contents {id}")?;
+        p.input.flush()?;
+        let Some(size) = header(&mut p.output)? else {
+            return Ok(Object::Missing);
+        };
+        let mut buf = vec![0; size as usize];
+        p.output.read_exact(&mut buf)?;
+        let mut nl = [0u8; 1];
+        p.output.read_exact(&mut nl)?;
+        Ok(Object::Blob(buf))
+    }
+}
+
+/// `<id> <type> <size>` or `<id> missing`; the size of a blob.
+fn header(r: &mut impl BufRead) -> Result<Option<u64>, GitError> {
+    let mut line = String::new();
+    if r.read_line(&mut line)? == 0 {
+        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+    }
+    let parts: Vec<&str> = line.split_whitespace().collect();
+    match parts.as_slice() {
+        [_, "blob", size] => size
+            .parse()
+            .map(Some)
+            .map_err(|_| GitError::Git(format!("unexpected cat-file output: {line:?}"))),
+        [_, "missing"] | [_, "ambiguous"] => Ok(None),
+        [_, kind, _] => Err(GitError::Git(format!("object is a {kind}, not a blob"))),
+        _ => Err(GitError::Git(format!(
+            "unexpected cat-file output: {line:?}"
+        ))),
+    }
+}
+
+/// A Git LFS pointer file: the content lives on an LFS server, not in the repository.
+pub fn lfs_pointer(data: &[u8]) -> Option<String> {
+    if data.len() > 1024 || !data.starts_with(b"version https://git-lfs.github.com/spec/") {
+        return None;
+    }
+    let text = std::str::from_utf8(data).ok()?;
+    let oid = text.lines().find_map(|l| l.strip_prefix("oid "))?;
+    Some(oid.to_string())
+}
+
+/// Which lines of `new` (0-based) are not in any of `olds`, by a line diff against each:
+/// the lines a change added. A new file (no `olds`) is all added lines.
+pub fn added_lines(new: &[u8], olds: &[Vec<u8>]) -> Vec<bool> {
+    fn lines(b: &[u8]) -> Vec<&[u8]> {
+        b.split_inclusive(|&c| c == b'\n').collect()
+    }
+    let new_lines = lines(new);
+    let mut added = vec![true; new_lines.len()];
+    for old in olds {
+        let old_lines = lines(old);
+        let mut this = vec![false; new_lines.len()];
+        // A deadline keeps a pathological diff bounded; past it, `similar` gives a coarser
+        // (still correct) diff.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        for op in similar::capture_diff_slices_deadline(
+            similar::Algorithm::Myers,
+            &old_lines,
+            &new_lines,
+            Some(deadline),
+        ) {
+            let r = op.new_range();
+            if matches!(
+                op.tag(),
+                similar::DiffTag::Insert | similar::DiffTag::Replace
+            ) {
+                this[r].iter_mut().for_each(|a| *a = true);
+            }
+        }
+        for (a, t) in added.iter_mut().zip(this) {
+            *a &= t;
+        }
+    }
+    added
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn added_lines_against_one_and_two_parents() {
+        let old = b"a\nb\nc\n".to_vec();
+        assert_eq!(
+            added_lines(b"a\nX\nb\nc\nY", std::slice::from_ref(&old)),
+            [false, true, false, false, true]
+        );
+        // A merge adds only what neither parent had.
+        let other = b"a\nX\n".to_vec();
+        assert_eq!(
+            added_lines(b"a\nX\nb\nc\nY", &[old, other]),
+            [false, false, false, false, true]
+        );
+        assert_eq!(added_lines(b"k\n", &[]), [true]);
+    }
+
+    #[test]
+    fn raw_entries_keep_files_and_their_parents() {
+        let z = "0".repeat(40);
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        let c = "c".repeat(40);
+        let raw = format!(
+            "\n:000000 100644 {z} {a} A\0new.txt\0:100644 000000 {a} {z} D\0gone\0\
+             :160000 160000 {a} {b} M\0sub\0::100644 100644 100644 {a} {b} {c} MM\0m.txt\0"
+        );
+        let got = parse_entries(raw.as_bytes(), None, &z);
+        let got: Vec<_> = got
+            .iter()
+            .map(|c| (c.path.as_str(), c.blob.as_str(), c.parents.len()))
+            .collect();
+        assert_eq!(got, [("new.txt", a.as_str(), 0), ("m.txt", c.as_str(), 2)]);
+    }
+
+    #[test]
+    fn lfs_pointers_are_recognised() {
+        let p = b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n";
+        assert_eq!(lfs_pointer(p).as_deref(), Some("sha256:abc"));
+        assert_eq!(lfs_pointer(b"version 1\n"), None);
+    }
+}
