@@ -12,6 +12,7 @@ mod filter;
 mod git;
 mod golden;
 mod notebook;
+mod precommit;
 mod recall;
 mod rules;
 mod util;
