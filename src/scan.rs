@@ -325,7 +325,7 @@ impl Scanner {
     }
 
     /// Scan a git repository: each blob `opts.select` covers, once, attributed to the commit
-    /// that introduced it. For a range or the index, only findings on added lines count.
+    /// that introduced it, with findings on the lines that commit added.
     pub fn git(
         &self,
         repo: &git::Repo,
@@ -438,7 +438,9 @@ impl Scanner {
             data: Data::Owned(data),
         };
         let mut found = self.blob(&blob);
-        if opts.added_lines_only() && !found.is_empty() {
+        // Only lines this change added: a secret that stays in a file through later edits
+        // belongs to the commit that first wrote it, not to every version after.
+        if !found.is_empty() {
             let olds: Vec<Vec<u8>> = change
                 .parents
                 .iter()
@@ -482,12 +484,6 @@ pub struct GitOptions {
     pub threads: usize,
     /// Also scan checked-out submodules (each as its own repository).
     pub submodules: bool,
-}
-
-impl GitOptions {
-    fn added_lines_only(&self) -> bool {
-        !matches!(self.select, git::Select::All)
-    }
 }
 
 /// Report a per-input problem now and keep it for the report.

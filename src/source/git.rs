@@ -5,7 +5,8 @@
 //! the first time a blob id appears is the commit that introduced it. Merge commits are listed
 //! in combined form (`-c`): only paths whose result differs from every parent, which is what a
 //! merge itself adds. Renames are listed as delete + add (`--no-renames`); the added blob is
-//! already known, so a renamed secret keeps its introducing commit.
+//! already known, so a renamed secret keeps its introducing commit. Each change carries its
+//! parents' blobs at the same path, so the scanner can keep only what the change added.
 //!
 //! The repository is untrusted input: git is run so that it executes nothing the repository
 //! configures (no fsmonitor, no pager, no diff drivers or text conversion) and never prompts.
