@@ -4,9 +4,9 @@
 //! The history listing is one pass over commits oldest first (`--topo-order --reverse`), so
 //! the first time a blob id appears is the commit that introduced it. Merge commits are listed
 //! in combined form (`-c`): only paths whose result differs from every parent, which is what a
-//! merge itself adds. Renames are listed as delete + add (`--no-renames`); the added blob is
-//! already known, so a renamed secret keeps its introducing commit. Each change carries its
-//! parents' blobs at the same path, so the scanner can keep only what the change added.
+//! merge itself adds. Renames are detected (`-M`), so a file renamed and edited in one commit
+//! is measured against its old self. Each change carries its parents' blobs at the same (or
+//! the renamed-from) path, so the scanner can keep only the lines the change added.
 //!
 //! The repository is untrusted input: git is run so that it executes nothing the repository
 //! configures (no fsmonitor, no pager, no diff drivers or text conversion) and never prompts.
@@ -164,7 +164,7 @@ impl Repo {
                 "--root",
                 "-c",
                 "--raw",
-                "--no-renames",
+                "-M",
                 "--no-abbrev",
                 "--no-ext-diff",
                 "--no-textconv",
@@ -221,9 +221,9 @@ impl Repo {
             "--cached",
             "--raw",
             "-z",
-            "--no-renames",
+            "-M",
             "--no-abbrev",
-            "--diff-filter=AMT",
+            "--diff-filter=AMRT",
             &base,
             "--",
         ])?;
@@ -276,8 +276,9 @@ fn parse_log(raw: &[u8], null: &str) -> Vec<Change> {
     out
 }
 
-/// Raw diff entries (`-z`): `:M M A B S\0path\0` and, for merges, `::M M M A B C SS\0path\0`.
-/// Keeps regular files (and executables) that now hold a blob.
+/// Raw diff entries (`-z`): `:M M A B S\0path\0`, `:M M A B R90\0from\0to\0` for a rename or
+/// copy and, for merges, `::M M M A B C SS\0path\0`. Keeps regular files (and executables)
+/// that now hold a blob.
 fn parse_entries(raw: &[u8], commit: Option<&Arc<Commit>>, null: &str) -> Vec<Change> {
     let mut out = Vec::new();
     let mut tokens = raw.split(|&b| b == 0);
@@ -286,7 +287,7 @@ fn parse_entries(raw: &[u8], commit: Option<&Arc<Commit>>, null: &str) -> Vec<Ch
         if !t.starts_with(b":") {
             continue;
         }
-        let Some(path) = tokens.next() else { break };
+        let Some(mut path) = tokens.next() else { break };
         let meta = String::from_utf8_lossy(t);
         let colons = meta.bytes().take_while(|&b| b == b':').count();
         let parts: Vec<&str> = meta[colons..].split(' ').collect();
@@ -294,6 +295,14 @@ fn parse_entries(raw: &[u8], commit: Option<&Arc<Commit>>, null: &str) -> Vec<Ch
         let n = colons + 1;
         if parts.len() < 2 * n {
             continue;
+        }
+        if parts
+            .get(2 * n)
+            .is_some_and(|s| s.starts_with('R') || s.starts_with('C'))
+        {
+            // The destination follows the source.
+            let Some(to) = tokens.next() else { break };
+            path = to;
         }
         let new_mode = parts[n - 1];
         let new_id = parts[2 * n - 1];
@@ -521,14 +530,22 @@ mod tests {
         let c = "c".repeat(40);
         let raw = format!(
             "\n:000000 100644 {z} {a} A\0new.txt\0:100644 000000 {a} {z} D\0gone\0\
-             :160000 160000 {a} {b} M\0sub\0::100644 100644 100644 {a} {b} {c} MM\0m.txt\0"
+             :160000 160000 {a} {b} M\0sub\0::100644 100644 100644 {a} {b} {c} MM\0m.txt\0\
+             :100644 100644 {b} {c} R087\0old.txt\0new.txt\0"
         );
         let got = parse_entries(raw.as_bytes(), None, &z);
         let got: Vec<_> = got
             .iter()
             .map(|c| (c.path.as_str(), c.blob.as_str(), c.parents.len()))
             .collect();
-        assert_eq!(got, [("new.txt", a.as_str(), 0), ("m.txt", c.as_str(), 2)]);
+        assert_eq!(
+            got,
+            [
+                ("new.txt", a.as_str(), 0),
+                ("m.txt", c.as_str(), 2),
+                ("new.txt", c.as_str(), 1)
+            ]
+        );
     }
 
     #[test]

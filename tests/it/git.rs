@@ -132,8 +132,12 @@ fn a_deleted_secret_is_found_once_with_the_commit_that_added_it() {
         &[("app/config.py", &format!("{cfg}debug = True\n"))],
         "debug",
     );
+    // Renamed and edited in one commit: measured against the old file, nothing new.
     r.git(&["mv", "app/config.py", "app/settings.py"]);
-    r.commit(&[], "rename");
+    r.commit(
+        &[("app/settings.py", &format!("{cfg}debug = True\nmore = 1\n"))],
+        "rename",
+    );
     r.git(&["rm", "-q", "app/settings.py"]);
     r.commit(&[], "remove the key");
 
@@ -142,8 +146,7 @@ fn a_deleted_secret_is_found_once_with_the_commit_that_added_it() {
         .iter()
         .filter(|f| f["rule"] == "aws.access-key-id")
         .collect();
-    // Three blobs held the key (two contents, one of them renamed): it is reported once, for
-    // the commit that added it.
+    // Three blobs held the key: it is reported once, for the commit that added it.
     assert_eq!(ids.len(), 1, "{found:#?}");
     let first = ids[0];
     assert_eq!(first["provenance"]["commit"]["id"], added.as_str());
@@ -500,4 +503,34 @@ fn install_hook_blocks_a_commit_with_a_secret_and_refuses_to_overwrite() {
     r.write("ok.txt", "nothing to see\n");
     r.git(&["add", "ok.txt"]);
     r.git(&["commit", "-q", "-m", "clean"]);
+}
+
+#[test]
+fn a_generated_history_has_every_planted_secret_at_its_introducing_commit() {
+    let sb = Sandbox::new();
+    let dir = sb.path("repo");
+    let truths = crate::history::generate(&dir, 150, 7).unwrap();
+    assert!(truths.len() > 20 && truths.iter().any(|t| t.deleted));
+    let r = to_run(
+        sb.cmd()
+            .args(["git", "--format", "jsonl", "--show-secrets"])
+            .arg(&dir)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let found = r.jsonl();
+    for t in &truths {
+        assert!(
+            found.iter().any(|f| f["secret"] == t.secret.as_str()
+                && f["provenance"]["commit"]["id"] == t.commit.as_str()
+                && f["provenance"]["path"] == t.path.as_str()),
+            "{} planted in {} at {} not found there",
+            t.rule,
+            t.path,
+            t.commit
+        );
+    }
+    // Each once: edits, renames and deletions after the introducing commit add nothing.
+    assert_eq!(found.len(), truths.len());
 }

@@ -1,6 +1,8 @@
 //! All integration tests in one binary: the CLI end to end, the rule set, the engine's
 //! equivalence with a plain regex pass, golden outputs, and recall on a generated corpus.
 
+#[path = "../../corpus/history.rs"]
+mod history;
 #[path = "../../corpus/synth.rs"]
 mod synth;
 
