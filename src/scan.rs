@@ -367,24 +367,30 @@ impl Scanner {
         std::thread::scope(|s| {
             for _ in 0..workers {
                 s.spawn(|| {
-                    // Each worker has its own cat-file process: git inflates objects on as
-                    // many cores as there are workers.
-                    let mut objects = match repo.objects() {
-                        Ok(o) => o,
-                        Err(e) => {
-                            warn(
+                    // Each worker has its own cat-file processes: git inflates objects on as
+                    // many cores as there are workers. One streams the blobs to scan, the
+                    // other is asked for a parent's blob when a change needs its diff.
+                    let mut objects = repo.objects();
+                    let mut parents = None;
+                    loop {
+                        let from = next.fetch_add(GIT_BATCH, Relaxed);
+                        let Some(batch) = changes.get(from..(from + GIT_BATCH).min(changes.len()))
+                        else {
+                            break;
+                        };
+                        let ids: Vec<&str> = batch.iter().map(|ch| ch.blob.as_str()).collect();
+                        objects.each(&ids, opts.max_file_size, |i, object| {
+                            self.git_change(
+                                &batch[i],
+                                object,
+                                repo,
+                                &mut parents,
+                                opts,
+                                prefix,
                                 c,
                                 on_warning,
-                                repo.dir().display().to_string(),
-                                e.to_string(),
                             );
-                            return;
-                        }
-                    };
-                    loop {
-                        let i = next.fetch_add(1, Relaxed);
-                        let Some(change) = changes.get(i) else { break };
-                        self.git_change(change, &mut objects, opts, prefix, c, on_warning);
+                        });
                     }
                 });
             }
@@ -392,10 +398,13 @@ impl Scanner {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn git_change(
         &self,
         change: &git::Change,
-        objects: &mut git::Objects,
+        object: git::Object,
+        repo: &git::Repo,
+        parents: &mut Option<git::Objects>,
         opts: &GitOptions,
         prefix: &str,
         c: &Mutex<Collected>,
@@ -405,7 +414,7 @@ impl Scanner {
         if self.policy.path_allowed(&path) {
             return;
         }
-        let data = match objects.get(&change.blob, opts.max_file_size) {
+        let data = match object {
             git::Object::Blob(d) => d,
             git::Object::TooLarge(_) => {
                 lock(c).summary.skipped_large += 1;
@@ -441,6 +450,8 @@ impl Scanner {
         // Only lines this change added: a secret that stays in a file through later edits
         // belongs to the commit that first wrote it, not to every version after.
         if !found.is_empty() {
+            // A parent that cannot be read counts as absent: its lines are reported as added.
+            let objects = parents.get_or_insert_with(|| repo.objects());
             let olds: Vec<Vec<u8>> = change
                 .parents
                 .iter()
@@ -510,6 +521,10 @@ struct Decoded {
     at: Match,
     secret: Vec<u8>,
 }
+
+/// Blobs a git worker asks for at once: enough to keep git's pipe full, few enough that
+/// workers share the tail of the work evenly.
+const GIT_BATCH: usize = 64;
 
 /// Mapped blobs larger than this are scanned in chunks of this size.
 const STREAM_CHUNK: usize = 64 << 20;

@@ -249,8 +249,8 @@ impl Repo {
     }
 
     /// A reader of objects by id.
-    pub fn objects(&self) -> Result<Objects, GitError> {
-        Objects::start(self)
+    pub fn objects(&self) -> Objects {
+        Objects::new(self)
     }
 }
 
@@ -370,18 +370,18 @@ impl Drop for Proc {
 }
 
 impl Objects {
-    fn start(repo: &Repo) -> Result<Objects, GitError> {
+    /// The process starts at the first request.
+    fn new(repo: &Repo) -> Objects {
         let mut c = repo.command();
-        c.args(["cat-file", "--batch-command"])
+        // `--buffer`: answers come when asked for with `flush`, in few large writes.
+        c.args(["cat-file", "--batch-command", "--buffer"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        let mut o = Objects {
+        Objects {
             repo_cmd: c,
             proc: None,
-        };
-        o.proc()?;
-        Ok(o)
+        }
     }
 
     fn proc(&mut self) -> Result<&mut Proc, GitError> {
@@ -416,7 +416,7 @@ impl Objects {
 
     fn try_get(&mut self, id: &str, max: Option<u64>) -> Result<Object, GitError> {
         let p = self.proc()?;
-        writeln!(p.input, "info {id}")?;
+        write!(p.input, "info {id}\nflush\n")?;
         p.input.flush()?;
         let Some(size) = header(&mut p.output)? else {
             return Ok(Object::Missing);
@@ -424,17 +424,77 @@ impl Objects {
         if max.is_some_and(|m| size > m) {
             return Ok(Object::TooLarge(size));
         }
-        writeln!(p.input, "contents {id}")?;
+        write!(p.input, "contents {id}\nflush\n")?;
         p.input.flush()?;
-        let Some(size) = header(&mut p.output)? else {
-            return Ok(Object::Missing);
-        };
-        let mut buf = vec![0; size as usize];
-        p.output.read_exact(&mut buf)?;
-        let mut nl = [0u8; 1];
-        p.output.read_exact(&mut nl)?;
-        Ok(Object::Blob(buf))
+        read_blob(&mut p.output)
     }
+
+    /// Every blob in `ids`, handed to `f` one at a time in order, without a round trip per
+    /// object: all sizes are asked for at once, then all contents. Only one blob is in memory
+    /// at a time. If git fails part-way (a corrupt object), the rest are read one by one, so
+    /// only the bad object is lost.
+    pub fn each(&mut self, ids: &[&str], max: Option<u64>, mut f: impl FnMut(usize, Object)) {
+        let mut done = 0;
+        if self.try_each(ids, max, &mut done, &mut f).is_err() {
+            self.proc = None;
+        }
+        for (i, id) in ids.iter().enumerate().skip(done) {
+            f(i, self.get(id, max));
+        }
+    }
+
+    fn try_each(
+        &mut self,
+        ids: &[&str],
+        max: Option<u64>,
+        done: &mut usize,
+        f: &mut impl FnMut(usize, Object),
+    ) -> Result<(), GitError> {
+        let p = self.proc()?;
+        let mut asks = String::new();
+        for id in ids {
+            asks.push_str(&format!("info {id}\n"));
+        }
+        asks.push_str("flush\n");
+        p.input.write_all(asks.as_bytes())?;
+        p.input.flush()?;
+        let mut sizes = Vec::with_capacity(ids.len());
+        for _ in ids {
+            sizes.push(header(&mut p.output)?);
+        }
+        let wanted = |s: &Option<u64>| s.is_some_and(|s| max.is_none_or(|m| s <= m));
+        let mut asks = String::new();
+        for (id, s) in ids.iter().zip(&sizes) {
+            if wanted(s) {
+                asks.push_str(&format!("contents {id}\n"));
+            }
+        }
+        asks.push_str("flush\n");
+        p.input.write_all(asks.as_bytes())?;
+        p.input.flush()?;
+        for (i, s) in sizes.iter().enumerate() {
+            let o = match s {
+                None => Object::Missing,
+                Some(n) if !wanted(s) => Object::TooLarge(*n),
+                Some(_) => read_blob(&mut p.output)?,
+            };
+            *done = i + 1;
+            f(i, o);
+        }
+        Ok(())
+    }
+}
+
+/// One `contents` answer: a header line, the bytes, a newline.
+fn read_blob(r: &mut impl BufRead) -> Result<Object, GitError> {
+    let Some(size) = header(r)? else {
+        return Ok(Object::Missing);
+    };
+    let mut buf = vec![0; size as usize];
+    r.read_exact(&mut buf)?;
+    let mut nl = [0u8; 1];
+    r.read_exact(&mut nl)?;
+    Ok(Object::Blob(buf))
 }
 
 /// `<id> <type> <size>` or `<id> missing`; the size of a blob.
