@@ -229,6 +229,12 @@ struct ScanArgs {
     /// Skip files larger than SIZE (e.g. 64MiB, 500K, 0 for no limit).
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
     max_file_size: u64,
+    /// Scan archives and compressed files as they are instead of opening them.
+    #[arg(long)]
+    no_archives: bool,
+    /// How deep to open archives inside archives.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    archive_depth: usize,
     #[command(flatten)]
     report: ReportArgs,
 }
@@ -383,12 +389,25 @@ fn scan(a: ScanArgs) -> Result<i32> {
     if stdin && a.paths.len() > 1 {
         bail!("`-` (standard input) cannot be combined with other paths");
     }
-    let scanner = scanner(r, &a.paths)?;
+    let mut scanner = scanner(r, &a.paths)?;
+    if !a.no_archives {
+        let max = (a.max_file_size > 0).then_some(a.max_file_size);
+        scanner = scanner.with_archives(crate::scan::Archives {
+            limits: crate::source::archive::Limits {
+                depth: a.archive_depth.max(1),
+                entry_size: max,
+                ..Default::default()
+            },
+            binary: a.binary,
+        });
+    }
     let threads = threads(r);
     // Open the output before scanning: a bad -o path should fail fast, not after the work.
     let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
     let outcome = if stdin {
-        scanner.stdin().context("reading standard input")?
+        scanner
+            .stdin(&print_warning)
+            .context("reading standard input")?
     } else {
         let opts = WalkOptions {
             paths: a.paths.clone(),

@@ -38,7 +38,17 @@ pub struct Scanner {
     seen: Mutex<HashMap<u128, Arc<Scanned>>>,
     /// Problems found while scanning content (a notebook that is not JSON).
     notes: Mutex<Vec<Warning>>,
+    /// Open archives and compressed files met by `paths` (None: scan them as they are).
+    archives: Option<Archives>,
     pub progress: Progress,
+}
+
+/// How files inside archives are treated.
+#[derive(Debug, Clone)]
+pub struct Archives {
+    pub limits: source::archive::Limits,
+    /// Scan entries that look binary too.
+    pub binary: bool,
 }
 
 #[derive(Default)]
@@ -56,8 +66,15 @@ impl Scanner {
             policy,
             seen: Mutex::default(),
             notes: Mutex::default(),
+            archives: None,
             progress: Progress::default(),
         }
+    }
+
+    /// Open archives and compressed files (zip, tar, gzip, ...) and scan what they hold.
+    pub fn with_archives(mut self, archives: Archives) -> Scanner {
+        self.archives = Some(archives);
+        self
     }
 
     pub fn engine(&self) -> &Engine {
@@ -248,12 +265,21 @@ impl Scanner {
         }
     }
 
-    fn take(&self, c: &Mutex<Collected>, blob: &Blob) {
+    fn take(&self, c: &Mutex<Collected>, blob: &Blob, on_warning: &(dyn Fn(&Warning) + Sync)) {
         let path = blob.provenance.display();
         if self.policy.path_allowed(&path) {
             return;
         }
-        let found = self.blob(blob);
+        if let Some(a) = &self.archives {
+            if source::archive::sniff(&blob.data).is_some() {
+                return self.archive(c, &path, &blob.data, a, on_warning);
+            }
+        }
+        self.counted(c, blob, self.blob(blob));
+    }
+
+    /// Count a scanned blob and file its findings.
+    fn counted(&self, c: &Mutex<Collected>, blob: &Blob, found: Vec<Finding>) {
         self.progress.files.fetch_add(1, Relaxed);
         self.progress
             .bytes
@@ -262,6 +288,38 @@ impl Scanner {
         c.summary.files += 1;
         c.summary.bytes += blob.data.len() as u64;
         self.keep(&mut c, found);
+    }
+
+    /// Each file inside an archive, as a blob of its own named `outer!inner`.
+    fn archive(
+        &self,
+        c: &Mutex<Collected>,
+        path: &str,
+        data: &[u8],
+        a: &Archives,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) {
+        use source::archive::Event as E;
+        source::archive::expand(path, data, &a.limits, &mut |e| match e {
+            E::File { path, data } => {
+                if !a.binary && source::fs::is_binary(&data) {
+                    lock(c).summary.skipped_binary += 1;
+                    return;
+                }
+                let blob = Blob {
+                    provenance: source::Provenance::File {
+                        path,
+                        variable: None,
+                    },
+                    data: Data::Owned(data),
+                };
+                if !self.policy.path_allowed(&blob.provenance.display()) {
+                    self.counted(c, &blob, self.blob(&blob));
+                }
+            }
+            E::SkippedLarge => lock(c).summary.skipped_large += 1,
+            E::Warning { path, message } => warn(c, on_warning, path, message),
+        });
     }
 
     /// File findings as reported, or as suppressed when the baseline knows them.
@@ -285,7 +343,7 @@ impl Scanner {
         let start = Instant::now();
         let c = Mutex::new(Collected::default());
         source::fs::walk(opts, &|event| match event {
-            Event::Blob(b) => self.take(&c, &b),
+            Event::Blob(b) => self.take(&c, &b, on_warning),
             Event::SkippedBinary => lock(&c).summary.skipped_binary += 1,
             Event::SkippedLarge(_) => lock(&c).summary.skipped_large += 1,
             Event::Error { path, message } => {
@@ -463,21 +521,14 @@ impl Scanner {
             let added = git::added_lines(&blob.data, &olds);
             found.retain(|f| (f.line..=f.end_line).any(|l| added.get(l - 1) == Some(&true)));
         }
-        self.progress.files.fetch_add(1, Relaxed);
-        self.progress
-            .bytes
-            .fetch_add(blob.data.len() as u64, Relaxed);
-        let mut c = lock(c);
-        c.summary.files += 1;
-        c.summary.bytes += blob.data.len() as u64;
-        self.keep(&mut c, found);
+        self.counted(c, &blob, found);
     }
 
     /// Scan standard input as one blob.
-    pub fn stdin(&self) -> std::io::Result<Outcome> {
+    pub fn stdin(&self, on_warning: &(dyn Fn(&Warning) + Sync)) -> std::io::Result<Outcome> {
         let start = Instant::now();
         let c = Mutex::new(Collected::default());
-        self.take(&c, &source::stdin()?);
+        self.take(&c, &source::stdin()?, on_warning);
         Ok(finish(
             c.into_inner().unwrap_or_else(|e| e.into_inner()),
             start,

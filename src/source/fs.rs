@@ -137,7 +137,8 @@ pub fn read(path: &Path, opts: &WalkOptions) -> Event {
         }
         Data::Owned(buf)
     };
-    if !opts.binary && is_binary(&data) {
+    // Archives look binary; the scanner opens them.
+    if !opts.binary && is_binary(&data) && super::archive::sniff(&data).is_none() {
         return Event::SkippedBinary;
     }
     Event::Blob(Blob {

@@ -1,6 +1,7 @@
 //! Inputs: each kind yields blobs (bytes with provenance). Sources read; they do not scan or
 //! format.
 
+pub mod archive;
 pub mod env;
 pub mod fs;
 pub mod git;
