@@ -100,7 +100,32 @@ struct GitArgs {
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
     max_file_size: u64,
     #[command(flatten)]
+    archives: ArchiveArgs,
+    #[command(flatten)]
     report: ReportArgs,
+}
+
+/// How archives and compressed files are opened.
+#[derive(Args)]
+struct ArchiveArgs {
+    /// Scan archives and compressed files as they are instead of opening them.
+    #[arg(long)]
+    no_archives: bool,
+    /// How deep to open archives inside archives.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    archive_depth: usize,
+}
+
+/// Archive handling from the flags; entries obey the file size limit and binary choice.
+fn archives(a: &ArchiveArgs, binary: bool, max_file_size: u64) -> Option<crate::scan::Archives> {
+    (!a.no_archives).then(|| crate::scan::Archives {
+        limits: crate::source::archive::Limits {
+            depth: a.archive_depth.max(1),
+            entry_size: (max_file_size > 0).then_some(max_file_size),
+            ..Default::default()
+        },
+        binary,
+    })
 }
 
 #[derive(Args)]
@@ -229,12 +254,8 @@ struct ScanArgs {
     /// Skip files larger than SIZE (e.g. 64MiB, 500K, 0 for no limit).
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
     max_file_size: u64,
-    /// Scan archives and compressed files as they are instead of opening them.
-    #[arg(long)]
-    no_archives: bool,
-    /// How deep to open archives inside archives.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    archive_depth: usize,
+    #[command(flatten)]
+    archives: ArchiveArgs,
     #[command(flatten)]
     report: ReportArgs,
 }
@@ -389,18 +410,8 @@ fn scan(a: ScanArgs) -> Result<i32> {
     if stdin && a.paths.len() > 1 {
         bail!("`-` (standard input) cannot be combined with other paths");
     }
-    let mut scanner = scanner(r, &a.paths)?;
-    if !a.no_archives {
-        let max = (a.max_file_size > 0).then_some(a.max_file_size);
-        scanner = scanner.with_archives(crate::scan::Archives {
-            limits: crate::source::archive::Limits {
-                depth: a.archive_depth.max(1),
-                entry_size: max,
-                ..Default::default()
-            },
-            binary: a.binary,
-        });
-    }
+    let scanner =
+        scanner(r, &a.paths)?.with_archives(archives(&a.archives, a.binary, a.max_file_size));
     let threads = threads(r);
     // Open the output before scanning: a bad -o path should fail fast, not after the work.
     let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
@@ -425,7 +436,11 @@ fn git(a: GitArgs) -> Result<i32> {
     use crate::source::git::{Repo, Select};
     let r = &a.report;
     let dir = a.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-    let scanner = scanner(r, std::slice::from_ref(&dir))?;
+    let scanner = scanner(r, std::slice::from_ref(&dir))?.with_archives(archives(
+        &a.archives,
+        a.binary,
+        a.max_file_size,
+    ));
     let repo = Repo::open(&dir).with_context(|| format!("{}", dir.display()))?;
     let select = match (a.staged, &a.since, &a.range) {
         (true, _, _) => Select::Staged,

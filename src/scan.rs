@@ -72,8 +72,8 @@ impl Scanner {
     }
 
     /// Open archives and compressed files (zip, tar, gzip, ...) and scan what they hold.
-    pub fn with_archives(mut self, archives: Archives) -> Scanner {
-        self.archives = Some(archives);
+    pub fn with_archives(mut self, archives: Option<Archives>) -> Scanner {
+        self.archives = archives;
         self
     }
 
@@ -272,7 +272,11 @@ impl Scanner {
         }
         if let Some(a) = &self.archives {
             if source::archive::sniff(&blob.data).is_some() {
-                return self.archive(c, &path, &blob.data, a, on_warning);
+                let file = |path| source::Provenance::File {
+                    path,
+                    variable: None,
+                };
+                return self.archive(c, &path, &blob.data, a, &file, on_warning);
             }
         }
         self.counted(c, blob, self.blob(blob));
@@ -297,6 +301,7 @@ impl Scanner {
         path: &str,
         data: &[u8],
         a: &Archives,
+        provenance: &dyn Fn(String) -> source::Provenance,
         on_warning: &(dyn Fn(&Warning) + Sync),
     ) {
         use source::archive::Event as E;
@@ -307,10 +312,7 @@ impl Scanner {
                     return;
                 }
                 let blob = Blob {
-                    provenance: source::Provenance::File {
-                        path,
-                        variable: None,
-                    },
+                    provenance: provenance(path),
                     data: Data::Owned(data),
                 };
                 if !self.policy.path_allowed(&blob.provenance.display()) {
@@ -491,6 +493,17 @@ impl Scanner {
                 "Git LFS pointer ({oid}): the content is on an LFS server, not in the repository; not scanned"
             );
             return warn(c, on_warning, path, msg);
+        }
+        if let Some(a) = &self.archives {
+            // An archive committed is new content as a whole: every file in it is scanned.
+            if source::archive::sniff(&data).is_some() {
+                let git = |path| source::Provenance::Git {
+                    path,
+                    blob: change.blob.clone(),
+                    commit: change.commit.as_deref().cloned(),
+                };
+                return self.archive(c, &path, &data, a, &git, on_warning);
+            }
         }
         if !opts.binary && source::fs::is_binary(&data) {
             lock(c).summary.skipped_binary += 1;

@@ -15,7 +15,7 @@ fn creds(seed: u64) -> (String, String) {
     )
 }
 
-fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+pub fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (path, data) in files {
         let mut h = tar::Header::new_gnu();
@@ -32,7 +32,7 @@ fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     b.into_inner().unwrap()
 }
 
-fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
@@ -43,7 +43,7 @@ fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     z.finish().unwrap().into_inner()
 }
 
-fn gz(data: &[u8]) -> Vec<u8> {
+pub fn gz(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(data).unwrap();
     e.finish().unwrap()

@@ -534,3 +534,22 @@ fn a_generated_history_has_every_planted_secret_at_its_introducing_commit() {
     // Each once: edits, renames and deletions after the introducing commit add nothing.
     assert_eq!(found.len(), truths.len());
 }
+
+#[test]
+fn archives_in_history_are_opened() {
+    let r = Repo::new();
+    let (_, line) = ghp_line(18);
+    let zip = crate::archive::zip_of(&[("conf/prod.env", line.as_bytes())]);
+    std::fs::write(r.root.join("bundle.zip"), zip).unwrap();
+    let added = r.commit(&[], "vendor a bundle");
+    let found = r.findings(&[], 1);
+    assert_eq!(
+        places(&found),
+        [(
+            "github.pat".into(),
+            "bundle.zip!conf/prod.env".into(),
+            added
+        )]
+    );
+    assert!(r.findings(&["--no-archives"], 0).is_empty());
+}
