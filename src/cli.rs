@@ -39,6 +39,8 @@ enum Command {
     /// Scan a git repository: its whole history (default), what a revision range introduced
     /// (`--since`, `--range`), or what the index adds (`--staged`, for a pre-commit hook).
     Git(GitArgs),
+    /// Scan container images: config and every layer, including files later layers delete.
+    Image(ImageArgs),
     /// Write a git pre-commit hook that runs `leakhound git --staged`.
     InstallHook {
         /// The repository (default: the one around the current directory).
@@ -97,6 +99,38 @@ struct GitArgs {
     #[arg(long)]
     binary: bool,
     /// Skip blobs larger than SIZE (e.g. 64MiB, 500K, 0 for no limit).
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    max_file_size: u64,
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+#[derive(Args)]
+struct ImageArgs {
+    /// Images: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:TAG], or
+    /// [REGISTRY/]NAME[:TAG|@DIGEST] from a registry.
+    #[arg(required = true, value_name = "REF")]
+    images: Vec<String>,
+    /// Registry credentials (default: ~/.docker/config.json, else anonymous).
+    #[arg(
+        long,
+        value_name = "USER:PASS",
+        env = "LEAKHOUND_REGISTRY_CREDS",
+        hide_env_values = true
+    )]
+    creds: Option<String>,
+    /// Talk to the registry over plain HTTP (a registry on loopback).
+    #[arg(long)]
+    plain_http: bool,
+    /// The platform to pick from a multi-platform image.
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = "linux/amd64")]
+    platform: String,
+    /// Scan files that look binary too.
+    #[arg(long)]
+    binary: bool,
+    /// Skip files larger than SIZE (e.g. 64MiB, 500K, 0 for no limit).
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
     max_file_size: u64,
     #[command(flatten)]
@@ -277,6 +311,7 @@ pub fn main() -> i32 {
         Command::Scan(a) => scan(a),
         Command::Env(a) => env(a),
         Command::Git(a) => git(a),
+        Command::Image(a) => image(a),
         Command::InstallHook { repo, force } => install_hook(repo.as_deref(), force),
         Command::RedactNotebook {
             input,
@@ -470,6 +505,26 @@ fn git(a: GitArgs) -> Result<i32> {
         );
     }
     Ok(code)
+}
+
+fn image(a: ImageArgs) -> Result<i32> {
+    let r = &a.report;
+    let scanner = scanner(r, &[])?.with_archives(archives(&a.archives, a.binary, a.max_file_size));
+    threads(r);
+    let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
+    let opts = crate::scan::ImageOptions {
+        registry: crate::source::image::RegistryOptions {
+            creds: a.creds.clone(),
+            plain_http: a.plain_http,
+            platform: a.platform.clone(),
+        },
+        binary: a.binary,
+        max_file_size: (a.max_file_size > 0).then_some(a.max_file_size),
+    };
+    let outcome = with_progress(&scanner, r.format, || {
+        scanner.images(&a.images, &opts, &print_warning)
+    })?;
+    emit(&scanner, &outcome, r, &mut out)
 }
 
 /// The hook `install-hook` writes. It prefers the binary that installed it and falls back to

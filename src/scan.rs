@@ -6,7 +6,8 @@ use crate::policy::Policy;
 use crate::report::Origin;
 use crate::report::{self, Finding, Summary, Warning};
 use crate::rules::MAX_WINDOW;
-use crate::source::{self, fs::Event, git, Blob, Data};
+use crate::source::{self, fs::Event, git, image, Blob, Data};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -272,11 +273,9 @@ impl Scanner {
         }
         if let Some(a) = &self.archives {
             if source::archive::sniff(&blob.data).is_some() {
-                let file = |path| source::Provenance::File {
-                    path,
-                    variable: None,
-                };
-                return self.archive(c, &path, &blob.data, a, &file, on_warning);
+                let inside = |p| blob.provenance.with_path(p);
+                let outer = blob.provenance.path();
+                return self.archive(c, outer, &blob.data, a, &inside, on_warning);
             }
         }
         self.counted(c, blob, self.blob(blob));
@@ -494,21 +493,6 @@ impl Scanner {
             );
             return warn(c, on_warning, path, msg);
         }
-        if let Some(a) = &self.archives {
-            // An archive committed is new content as a whole: every file in it is scanned.
-            if source::archive::sniff(&data).is_some() {
-                let git = |path| source::Provenance::Git {
-                    path,
-                    blob: change.blob.clone(),
-                    commit: change.commit.as_deref().cloned(),
-                };
-                return self.archive(c, &path, &data, a, &git, on_warning);
-            }
-        }
-        if !opts.binary && source::fs::is_binary(&data) {
-            lock(c).summary.skipped_binary += 1;
-            return;
-        }
         let blob = Blob {
             provenance: source::Provenance::Git {
                 path,
@@ -517,6 +501,14 @@ impl Scanner {
             },
             data: Data::Owned(data),
         };
+        if self.archives.is_some() && source::archive::sniff(&blob.data).is_some() {
+            // An archive committed is new content as a whole: every file in it is scanned.
+            return self.take(c, &blob, on_warning);
+        }
+        if !opts.binary && source::fs::is_binary(&blob.data) {
+            lock(c).summary.skipped_binary += 1;
+            return;
+        }
         let mut found = self.blob(&blob);
         // Only lines this change added: a secret that stays in a file through later edits
         // belongs to the commit that first wrote it, not to every version after.
@@ -537,6 +529,160 @@ impl Scanner {
         self.counted(c, &blob, found);
     }
 
+    /// Scan container images: each config's fields and every layer's files, including files a
+    /// later layer deletes. A layer is scanned once per run, however many images share it.
+    pub fn images(
+        &self,
+        refs: &[String],
+        opts: &ImageOptions,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) -> Result<Outcome, image::ImageError> {
+        let start = Instant::now();
+        let c = Mutex::new(Collected::default());
+        // Layer digest -> (the image that scanned it, its whiteouts).
+        let mut scanned: HashMap<String, (String, Vec<(String, bool)>)> = HashMap::new();
+        for r in refs {
+            let img = image::resolve(r, &opts.registry)?;
+            for w in &img.warnings {
+                warn(&c, on_warning, r.clone(), w.clone());
+            }
+            let at = |layer: Option<usize>, path: String| source::Provenance::Image {
+                image: img.reference.clone(),
+                manifest: img.manifest_digest.clone(),
+                layer,
+                layer_digest: layer.map(|i| img.layers[i].digest.clone()),
+                path,
+                deleted: false,
+            };
+            match image::config_fields(&img.config) {
+                Ok(fields) => {
+                    for (field, text) in fields {
+                        let blob = Blob {
+                            provenance: at(None, field),
+                            data: Data::Owned(text.into_bytes()),
+                        };
+                        self.take(&c, &blob, on_warning);
+                    }
+                }
+                Err(e) => warn(&c, on_warning, format!("{r}!config"), e.to_string()),
+            }
+            // Layers in parallel; each is one stream, decompressed on its worker.
+            let fresh: Vec<usize> = (0..img.layers.len())
+                .filter(|&i| !scanned.contains_key(&img.layers[i].digest))
+                .collect();
+            let whiteouts: Vec<(usize, Vec<(String, bool)>)> = fresh
+                .par_iter()
+                .map(|&i| (i, self.layer(&img, i, opts, &at, &c, on_warning)))
+                .collect();
+            for (i, w) in whiteouts {
+                scanned.insert(img.layers[i].digest.clone(), (r.clone(), w));
+            }
+            let mut c = lock(&c);
+            // Layers another image scanned first: their findings again, for this image.
+            let mut again = Vec::new();
+            for (i, l) in img.layers.iter().enumerate() {
+                let (first, _) = &scanned[&l.digest];
+                if fresh.contains(&i) {
+                    continue;
+                }
+                for f in c.findings.iter().chain(&c.suppressed) {
+                    if let source::Provenance::Image {
+                        image,
+                        layer_digest: Some(d),
+                        path,
+                        ..
+                    } = &f.provenance
+                    {
+                        if image == first && d == &l.digest {
+                            let mut f = f.clone();
+                            f.provenance = at(Some(i), path.clone());
+                            again.push(f);
+                        }
+                    }
+                }
+            }
+            self.keep(&mut c, again);
+            // Files that a later layer deletes are still in the image: say so.
+            let later = |i: usize| -> Vec<(String, bool)> {
+                img.layers[i + 1..]
+                    .iter()
+                    .flat_map(|l| scanned[&l.digest].1.iter().cloned())
+                    .collect()
+            };
+            let c = &mut *c;
+            for f in c.findings.iter_mut().chain(c.suppressed.iter_mut()) {
+                if let source::Provenance::Image {
+                    image,
+                    manifest,
+                    layer: Some(i),
+                    path,
+                    deleted,
+                    ..
+                } = &mut f.provenance
+                {
+                    if *image == img.reference && *manifest == img.manifest_digest {
+                        let file = path.split('!').next().unwrap_or(path);
+                        *deleted = image::whited_out(file, &later(*i));
+                    }
+                }
+            }
+        }
+        Ok(finish(
+            c.into_inner().unwrap_or_else(|e| e.into_inner()),
+            start,
+        ))
+    }
+
+    /// One layer's files, scanned as they stream out; returns its whiteouts.
+    fn layer(
+        &self,
+        img: &image::Image,
+        i: usize,
+        opts: &ImageOptions,
+        at: &(dyn Fn(Option<usize>, String) -> source::Provenance + Sync),
+        c: &Mutex<Collected>,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) -> Vec<(String, bool)> {
+        let layer = &img.layers[i];
+        let name = format!("{}!layer {i} ({})", img.reference, layer.digest);
+        let mut whiteouts = Vec::new();
+        let r = match img.open_layer(i) {
+            Ok(r) => r,
+            Err(e) => {
+                warn(c, on_warning, name, e.to_string());
+                return whiteouts;
+            }
+        };
+        let walked = image::walk_layer(r, layer, opts.max_file_size, &mut |e| match e {
+            image::LayerEvent::File { path, data } => {
+                let blob = Blob {
+                    provenance: at(Some(i), path),
+                    data: Data::Owned(data),
+                };
+                let archive =
+                    self.archives.is_some() && source::archive::sniff(&blob.data).is_some();
+                if !opts.binary && !archive && source::fs::is_binary(&blob.data) {
+                    lock(c).summary.skipped_binary += 1;
+                    return;
+                }
+                self.take(c, &blob, on_warning);
+            }
+            image::LayerEvent::Whiteout { path, opaque } => whiteouts.push((path, opaque)),
+            image::LayerEvent::SkippedLarge => lock(c).summary.skipped_large += 1,
+        });
+        match walked {
+            Ok(None) => {}
+            Ok(Some(mismatch)) => warn(c, on_warning, name, mismatch),
+            Err(e) => warn(
+                c,
+                on_warning,
+                name,
+                format!("layer unreadable (truncated or corrupt?); files before the fault were scanned: {e}"),
+            ),
+        }
+        whiteouts
+    }
+
     /// Scan standard input as one blob.
     pub fn stdin(&self, on_warning: &(dyn Fn(&Warning) + Sync)) -> std::io::Result<Outcome> {
         let start = Instant::now();
@@ -547,6 +693,14 @@ impl Scanner {
             start,
         ))
     }
+}
+
+/// What `Scanner::images` reads.
+#[derive(Debug, Clone, Default)]
+pub struct ImageOptions {
+    pub registry: image::RegistryOptions,
+    pub binary: bool,
+    pub max_file_size: Option<u64>,
 }
 
 /// What `Scanner::git` reads.

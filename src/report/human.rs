@@ -60,6 +60,26 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
             };
             writeln!(out, "  {:>9}  {}", "", st.paint("36", &origin))?;
         }
+        if let crate::source::Provenance::Image {
+            layer: Some(n),
+            layer_digest: Some(d),
+            deleted,
+            ..
+        } = &f.provenance
+        {
+            let short = d.get(..19).unwrap_or(d);
+            let gone = if *deleted {
+                " (deleted by a later layer; still in the image)"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "  {:>9}  {}",
+                "",
+                st.paint("36", &format!("layer {n} {short}{gone}"))
+            )?;
+        }
     }
     if !r.findings.is_empty() {
         writeln!(out)?;

@@ -170,6 +170,10 @@ pub fn pair_credentials(findings: &mut [Finding]) {
             } => (path.clone(), v),
             // Offsets compare only within one blob: the same path in two commits is two places.
             Provenance::Git { path, blob, .. } => return (format!("{path}\0{blob}"), None),
+            Provenance::Image {
+                layer_digest: Some(d),
+                ..
+            } => return (format!("{}\0{d}", f.provenance.display()), None),
             other => return (other.display(), None),
         };
         {

@@ -5,6 +5,7 @@ pub mod archive;
 pub mod env;
 pub mod fs;
 pub mod git;
+pub mod image;
 pub mod notebook;
 
 use serde::Serialize;
@@ -41,9 +42,54 @@ pub enum Provenance {
         /// The commit that introduced the blob; `None` for the index (`git --staged`).
         commit: Option<git::Commit>,
     },
+    /// A file in a container image's layer, or a field of its config.
+    Image {
+        image: String,
+        manifest: String,
+        /// Index of the layer (from the bottom) and its digest; `None` for the config.
+        layer: Option<usize>,
+        layer_digest: Option<String>,
+        /// The path in the layer (`/etc/app.env`, `archive.zip!inner`), or the config field
+        /// (`config.Env`, `history[3].created_by`).
+        path: String,
+        /// A later layer deletes this file: it is not in the running container's filesystem,
+        /// but it is still in the image.
+        deleted: bool,
+    },
 }
 
 impl Provenance {
+    /// The path within its source (a file's, a blob's, a layer's), as archive entries extend it.
+    pub fn path(&self) -> &str {
+        match self {
+            Provenance::File { path, .. }
+            | Provenance::Notebook { path, .. }
+            | Provenance::Git { path, .. }
+            | Provenance::Image { path, .. } => path,
+            Provenance::Stream { name } => name,
+            Provenance::Env { variable, .. } => variable,
+        }
+    }
+
+    /// The same origin at another path (a file inside an archive at this one).
+    pub fn with_path(&self, p: String) -> Provenance {
+        let mut out = self.clone();
+        match &mut out {
+            Provenance::File { path, variable } => {
+                *path = p;
+                *variable = None;
+            }
+            Provenance::Git { path, .. } | Provenance::Image { path, .. } => *path = p,
+            _ => {
+                return Provenance::File {
+                    path: p,
+                    variable: None,
+                }
+            }
+        }
+        out
+    }
+
     /// The path-like name shown in reports.
     pub fn display(&self) -> String {
         match self {
@@ -52,6 +98,7 @@ impl Provenance {
             Provenance::Notebook { path, .. } => path.clone(),
             Provenance::Env { origin, variable } => format!("{origin}:{variable}"),
             Provenance::Git { path, .. } => path.clone(),
+            Provenance::Image { image, path, .. } => format!("{image}!{path}"),
         }
     }
 }

@@ -14,6 +14,7 @@ mod equivalence;
 mod filter;
 mod git;
 mod golden;
+mod image;
 mod notebook;
 mod precommit;
 mod recall;
