@@ -600,7 +600,7 @@ impl Registry {
             if let Some(a) = auth {
                 r = r.set("Authorization", &a);
             }
-            r.call()
+            r.call().map_err(Box::new)
         };
         let token = self.token.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let first = send(
@@ -609,14 +609,16 @@ impl Registry {
                 .or_else(|| self.basic()),
         );
         let resp = match first {
-            Err(ureq::Error::Status(401, r)) => {
-                let challenge = r.header("www-authenticate").unwrap_or("").to_string();
-                let auth = self.authenticate(&challenge)?;
-                send(Some(auth))
-            }
-            other => other,
+            Err(e) => match *e {
+                ureq::Error::Status(401, r) => {
+                    let challenge = r.header("www-authenticate").unwrap_or("").to_string();
+                    send(Some(self.authenticate(&challenge)?))
+                }
+                other => Err(Box::new(other)),
+            },
+            ok => ok,
         };
-        resp.map_err(|e| self.error(url, e))
+        resp.map_err(|e| self.error(url, *e))
     }
 
     fn authenticate(&self, challenge: &str) -> Result<String, ImageError> {
