@@ -678,7 +678,8 @@ impl Registry {
                 let text = r.status_text().to_string();
                 ImageError::Registry(format!("{url}: {code} {text}: {what}"))
             }
-            ureq::Error::Transport(t) => ImageError::Registry(format!("{url}: {t}")),
+            // ureq's message names the URL already.
+            ureq::Error::Transport(t) => ImageError::Registry(t.to_string()),
         }
     }
 
