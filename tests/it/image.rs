@@ -609,3 +609,50 @@ fn multi_platform_indexes_pick_the_platform() {
         &arm,
     );
 }
+
+#[test]
+fn links_in_layers_are_skipped_not_followed() {
+    let sb = Sandbox::new();
+    let dir = sb.path("layout");
+    let token = fake_github(61);
+    let mut b = tar::Builder::new(Vec::new());
+    let data = format!("t={token}\n");
+    let mut h = tar::Header::new_gnu();
+    h.set_size(data.len() as u64);
+    h.set_mode(0o644);
+    b.append_data(&mut h, "etc/real.txt", data.as_bytes())
+        .unwrap();
+    for (kind, name) in [
+        (tar::EntryType::Symlink, "etc/soft"),
+        (tar::EntryType::Link, "etc/hard"),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_size(0);
+        b.append_link(&mut h, name, "etc/real.txt").unwrap();
+    }
+    // A symlink pointing out of the image is only a name, never opened.
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Symlink);
+    h.set_size(0);
+    b.append_link(&mut h, "etc/passwd-link", "/etc/passwd")
+        .unwrap();
+    let tar = b.into_inner().unwrap();
+    let (d, n) = blob(&dir, &gz(&tar));
+    let config = json!({"architecture": "amd64", "os": "linux", "config": {}, "rootfs": {"type": "layers", "diff_ids": [digest(&tar)]}});
+    let (cd, cn) = blob(&dir, config.to_string().as_bytes());
+    let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": cn},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": d, "size": n}]});
+    let (md, mn) = blob(&dir, manifest.to_string().as_bytes());
+    index(
+        &dir,
+        &[(
+            "v1",
+            json!({"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": md, "size": mn}),
+        )],
+    );
+    let found = findings(&sb, &[&format!("oci:{}:v1", dir.display())]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["provenance"]["path"], "/etc/real.txt");
+}
