@@ -481,6 +481,28 @@ fn docker_and_oci_archives_and_shared_layers() {
         &p,
         &layers,
     );
+    // Pushed from the docker archive, the registry serves Docker v2 (schema 2) media types.
+    let reg = Registry::start(None);
+    let remote = format!("{}/team/docker:v1", reg.addr);
+    skopeo(&[
+        "--dest-tls-verify=false",
+        &format!("docker-archive:{}", docker.display()),
+        &format!("docker://{remote}"),
+    ]);
+    let out = Command::new("skopeo")
+        .args([
+            "inspect",
+            "--raw",
+            "--tls-verify=false",
+            &format!("docker://{remote}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("application/vnd.docker.distribution.manifest.v2+json"));
+    let from_v2 = findings(&sb, &[&remote, "--plain-http"]);
+    assert_eq!(find(&from_v2, &p.deleted)["provenance"]["deleted"], true);
+    assert_eq!(from_v2.len(), from_docker.len());
 
     // Two images sharing the bottom layer: it is read once, reported for both.
     let top = vec![("srv/other.txt", b"nothing\n".to_vec())];
