@@ -272,6 +272,21 @@ struct ReportArgs {
     /// Worker threads (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
+    /// Check whether found AWS credentials are live (STS GetCallerIdentity). The endpoint comes
+    /// from AWS_ENDPOINT_URL_STS or AWS_ENDPOINT_URL, the region from AWS_REGION.
+    #[arg(long)]
+    validate: bool,
+    /// What makes the exit code 1: any finding, only a live credential (implies --validate),
+    /// or nothing.
+    #[arg(long, value_enum, default_value_t = FailOn::Any)]
+    fail_on: FailOn,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FailOn {
+    Live,
+    Any,
+    None,
 }
 
 #[derive(Args)]
@@ -635,6 +650,36 @@ fn env(a: EnvArgs) -> Result<i32> {
 
 /// Write the report (and a baseline, if asked) and pick the exit code.
 fn emit(scanner: &Scanner, o: &Outcome, r: &ReportArgs, out: &mut Output) -> Result<i32> {
+    let validated;
+    let o = if r.validate || r.fail_on == FailOn::Live {
+        let mut copy = Outcome {
+            findings: o.findings.clone(),
+            suppressed: Vec::new(),
+            warnings: o.warnings.clone(),
+            summary: o.summary.clone(),
+        };
+        let checked =
+            crate::validate::validate(&mut copy.findings, &crate::validate::Options::from_env());
+        let mut counts = std::collections::BTreeMap::new();
+        for c in &checked {
+            *counts.entry(c.validation.status.as_str()).or_insert(0) += 1;
+        }
+        if !checked.is_empty() {
+            let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            eprintln!(
+                "leakhound: validated {} AWS credential set(s): {}",
+                checked.len(),
+                parts.join(", ")
+            );
+        }
+        validated = Outcome {
+            suppressed: o.suppressed.clone(),
+            ..copy
+        };
+        &validated
+    } else {
+        o
+    };
     let rules = scanner.engine().rules();
     let color = match r.color {
         ColorChoice::Always => true,
@@ -671,11 +716,16 @@ fn emit(scanner: &Scanner, o: &Outcome, r: &ReportArgs, out: &mut Output) -> Res
         )
         .with_context(|| format!("writing the baseline {}", path.display()))?;
     }
-    Ok(if o.findings.is_empty() {
-        EXIT_CLEAN
-    } else {
-        EXIT_FINDINGS
-    })
+    let failing = match r.fail_on {
+        FailOn::Any => !o.findings.is_empty(),
+        FailOn::Live => o.findings.iter().any(|f| {
+            f.validation
+                .as_ref()
+                .is_some_and(|v| v.status == crate::validate::Status::Live)
+        }),
+        FailOn::None => false,
+    };
+    Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
 }
 
 /// A progress line on stderr while a long scan runs, only when stderr is a terminal.

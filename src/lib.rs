@@ -15,3 +15,4 @@ pub mod report;
 pub mod rules;
 pub mod scan;
 pub mod source;
+pub mod validate;

@@ -782,6 +782,7 @@ fn finish(mut c: Collected, start: Instant) -> Outcome {
     };
     c.findings.sort_by(order);
     report::pair_credentials(&mut c.findings);
+    crate::validate::annotate_accounts(&mut c.findings);
     c.suppressed.sort_by(order);
     c.warnings.sort_by(|a, b| a.path.cmp(&b.path));
     c.summary.findings = c.findings.len() as u64;

@@ -60,6 +60,31 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
             };
             writeln!(out, "  {:>9}  {}", "", st.paint("36", &origin))?;
         }
+        if let Some(v) = &f.validation {
+            let mut line = format!("validation: {}", v.status.as_str());
+            for (k, x) in [
+                ("account", &v.account),
+                ("arn", &v.arn),
+                ("reason", &v.reason),
+            ] {
+                if let Some(x) = x {
+                    line.push_str(&format!(", {k} {x}"));
+                }
+            }
+            let code = if v.status == crate::validate::Status::Live {
+                "1;31"
+            } else {
+                "36"
+            };
+            writeln!(out, "  {:>9}  {}", "", st.paint(code, &line))?;
+        } else if let Some(a) = &f.aws_account {
+            writeln!(
+                out,
+                "  {:>9}  {}",
+                "",
+                st.paint("36", &format!("account {a}"))
+            )?;
+        }
         if let crate::source::Provenance::Image {
             layer: Some(n),
             layer_digest: Some(d),

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 /// The JSON object of one finding; the schema is documented in `docs/json.md`.
 pub fn finding_json(f: &Finding, show: bool) -> Value {
-    json!({
+    let mut v = json!({
         "rule": f.rule_id,
         "name": f.rule_name,
         "path": f.path(),
@@ -24,7 +24,15 @@ pub fn finding_json(f: &Finding, show: bool) -> Value {
         "encoding": f.encoding,
         "credential_set": f.credential_set,
         "provenance": f.provenance,
-    })
+    });
+    // Present only where they apply, so other findings keep their shape.
+    if let Some(a) = &f.aws_account {
+        v["aws_account"] = json!(a);
+    }
+    if let Some(val) = &f.validation {
+        v["validation"] = json!(val);
+    }
+    v
 }
 
 pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {

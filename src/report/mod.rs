@@ -109,6 +109,10 @@ pub struct Finding {
     /// Shared by the findings that form one credential (an AWS key id, its secret and session
     /// token): what a validator checks together.
     pub credential_set: Option<String>,
+    /// For an AWS access key id: the account it belongs to, decoded offline.
+    pub aws_account: Option<String>,
+    /// Set by `--validate`: whether the credential is live.
+    pub validation: Option<crate::validate::Validation>,
 }
 
 impl Finding {
@@ -329,6 +333,8 @@ pub fn findings_at(
             context: context(rules, hay, m, &sorted),
             encoding: None,
             credential_set: None,
+            aws_account: None,
+            validation: None,
         });
     }
     out

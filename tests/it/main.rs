@@ -20,3 +20,4 @@ mod precommit;
 mod recall;
 mod rules;
 mod util;
+mod validate;

@@ -1,0 +1,222 @@
+//! STS GetCallerIdentity through `aws-sdk-sts`, with the found credentials and nothing else:
+//! no credential chain, the SDK's own retries off (ours retry only what may succeed later).
+
+use super::{now_rfc3339, AwsSet, Options, Status, Validation};
+use aws_sdk_sts::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_sts::error::{ProvideErrorMetadata, SdkError};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn verdict(status: Status, reason: Option<String>) -> Validation {
+    Validation {
+        status,
+        account: None,
+        arn: None,
+        user_id: None,
+        reason,
+        checked_at: now_rfc3339(),
+    }
+}
+
+fn unknown(reason: impl Into<String>) -> Validation {
+    verdict(Status::Unknown, Some(reason.into()))
+}
+
+/// Check each set (in order), at most `opts.concurrency` at a time, all within the deadline.
+pub(super) fn check_all(sets: &[(String, AwsSet)], opts: &Options) -> Vec<Validation> {
+    if sets.is_empty() {
+        return Vec::new();
+    }
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let why = format!("cannot start the network runtime: {e}");
+            return sets.iter().map(|_| unknown(why.clone())).collect();
+        }
+    };
+    rt.block_on(async {
+        use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+        let http = aws_smithy_http_client::Builder::new()
+            .tls_provider(Provider::Rustls(CryptoMode::Ring))
+            .build_https();
+        let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
+        let deadline = tokio::time::Instant::now() + opts.deadline;
+        let tasks: Vec<_> = sets
+            .iter()
+            .map(|(_, set)| {
+                let (permits, http, set, opts) =
+                    (permits.clone(), http.clone(), set.clone(), opts.clone());
+                tokio::spawn(async move {
+                    let work = async {
+                        let _permit = permits.acquire_owned().await;
+                        check(http, &set, &opts).await
+                    };
+                    tokio::time::timeout_at(deadline, work)
+                        .await
+                        .unwrap_or_else(|_| unknown("deadline reached before an answer"))
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            out.push(
+                t.await
+                    .unwrap_or_else(|e| unknown(format!("check failed: {e}"))),
+            );
+        }
+        out
+    })
+}
+
+/// What one attempt concluded.
+enum Attempt {
+    Done(Validation),
+    /// Throttled, a 5xx, a timeout or a transport error: worth another try.
+    Retry(String),
+}
+
+async fn check(
+    http: aws_sdk_sts::config::SharedHttpClient,
+    set: &AwsSet,
+    opts: &Options,
+) -> Validation {
+    let creds = Credentials::new(
+        &set.key_id,
+        &set.secret,
+        set.token.clone(),
+        None,
+        "leakhound-found",
+    );
+    let mut conf = aws_sdk_sts::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(opts.region.clone()))
+        .credentials_provider(creds)
+        .http_client(http)
+        .retry_config(aws_sdk_sts::config::retry::RetryConfig::disabled())
+        .timeout_config(
+            aws_sdk_sts::config::timeout::TimeoutConfig::builder()
+                .operation_timeout(opts.timeout)
+                .build(),
+        );
+    if let Some(e) = &opts.endpoint {
+        conf = conf.endpoint_url(e);
+    }
+    let client = aws_sdk_sts::Client::from_conf(conf.build());
+    let mut attempt = 0;
+    loop {
+        let reason = match classify(client.get_caller_identity().send().await) {
+            Attempt::Done(v) => return v,
+            Attempt::Retry(reason) => reason,
+        };
+        if attempt >= opts.retries {
+            return unknown(reason);
+        }
+        attempt += 1;
+        tokio::time::sleep(backoff(attempt)).await;
+    }
+}
+
+/// Exponential, with jitter so many sets do not retry in lockstep.
+fn backoff(attempt: u32) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let base = 200u64 << attempt.min(5);
+    Duration::from_millis(base + u64::from(nanos % 200))
+}
+
+fn classify(
+    r: Result<
+        aws_sdk_sts::operation::get_caller_identity::GetCallerIdentityOutput,
+        SdkError<
+            aws_sdk_sts::operation::get_caller_identity::GetCallerIdentityError,
+            aws_sdk_sts::config::http::HttpResponse,
+        >,
+    >,
+) -> Attempt {
+    let e = match r {
+        Ok(out) => {
+            return Attempt::Done(Validation {
+                status: Status::Live,
+                account: out.account().map(String::from),
+                arn: out.arn().map(String::from),
+                user_id: out.user_id().map(String::from),
+                reason: None,
+                checked_at: now_rfc3339(),
+            })
+        }
+        Err(e) => e,
+    };
+    match &e {
+        SdkError::ServiceError(se) => {
+            let http = se.raw().status().as_u16();
+            // Some servers wrap errors so the SDK finds no code: read <Code> from the body.
+            let code = se
+                .err()
+                .code()
+                .map(String::from)
+                .or_else(|| se.raw().body().bytes().and_then(raw_code));
+            let message = se.err().message().unwrap_or("").to_string();
+            match code.as_deref() {
+                Some("InvalidClientTokenId") => Attempt::Done(verdict(
+                    Status::Invalid,
+                    Some("InvalidClientTokenId".into()),
+                )),
+                Some("SignatureDoesNotMatch") => Attempt::Done(verdict(
+                    Status::SecretMismatch,
+                    Some(
+                        "SignatureDoesNotMatch: the key id exists, the secret is not its own"
+                            .into(),
+                    ),
+                )),
+                Some("ExpiredToken" | "ExpiredTokenException") => {
+                    Attempt::Done(verdict(Status::Expired, Some("ExpiredToken".into())))
+                }
+                Some(c @ ("Throttling" | "ThrottlingException" | "RequestLimitExceeded")) => {
+                    Attempt::Retry(format!("{c} (HTTP {http})"))
+                }
+                _ if http == 429 || http >= 500 => {
+                    Attempt::Retry(format!("HTTP {http} {}", code.unwrap_or_default()))
+                }
+                other => Attempt::Done(unknown(format!(
+                    "HTTP {http} {} {message}",
+                    other.unwrap_or("(no error code)")
+                ))),
+            }
+        }
+        SdkError::TimeoutError(_) => Attempt::Retry("timed out".into()),
+        SdkError::DispatchFailure(d) => {
+            let why = d
+                .as_connector_error()
+                .map_or_else(|| "request not sent".to_string(), |c| c.to_string());
+            Attempt::Retry(format!("network: {why}"))
+        }
+        SdkError::ResponseError(_) => Attempt::Retry("unreadable response".into()),
+        other => Attempt::Done(unknown(format!("request not built: {other}"))),
+    }
+}
+
+/// `<Code>X</Code>` from an error body.
+fn raw_code(body: &[u8]) -> Option<String> {
+    let s = std::str::from_utf8(body).ok()?;
+    let start = s.find("<Code>")? + "<Code>".len();
+    let end = s[start..].find("</Code>")? + start;
+    Some(s[start..end].trim().to_string()).filter(|c| !c.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn codes_from_wrapped_errors() {
+        let body = b"<ErrorResponse><Errors><Error><Code>InvalidClientTokenId</Code></Error></Errors></ErrorResponse>";
+        assert_eq!(
+            super::raw_code(body).as_deref(),
+            Some("InvalidClientTokenId")
+        );
+        assert_eq!(super::raw_code(b"<html>500</html>"), None);
+    }
+}
