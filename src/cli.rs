@@ -280,6 +280,9 @@ struct ReportArgs {
     /// or nothing.
     #[arg(long, value_enum, default_value_t = FailOn::Any)]
     fail_on: FailOn,
+    /// Append one JSON line per validation and per hook run to FILE (never a secret).
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -424,13 +427,32 @@ fn load_config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, 
 
 /// The scanner a reporting command uses: the operator's config (allowlists, rules), the
 /// baseline, and the rule set.
-fn scanner(r: &ReportArgs, scanned: &[PathBuf]) -> Result<Scanner> {
+fn scanner(r: &ReportArgs, scanned: &[PathBuf]) -> Result<(Scanner, Response)> {
     let (cfg, cfg_name) = load_config(r.config.as_deref(), scanned)?;
     let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
     if let Some(b) = &r.baseline {
         policy = policy.with_baseline(policy::read_baseline(b)?);
     }
-    Ok(Scanner::new(build_engine(&cfg, &r.rule_files)?, policy))
+    let hooks = cfg
+        .hooks
+        .iter()
+        .map(|h| crate::respond::Hook::new(h, &cfg.dir))
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| cfg_name.clone())?;
+    let response = Response {
+        hooks,
+        canaries: cfg.validate.canary_accounts.clone(),
+    };
+    Ok((
+        Scanner::new(build_engine(&cfg, &r.rule_files)?, policy),
+        response,
+    ))
+}
+
+/// What the operator's config says to do about findings.
+struct Response {
+    hooks: Vec<crate::respond::Hook>,
+    canaries: Vec<String>,
 }
 
 /// Worker threads (`-j`, default one per core); also sizes rayon's pool.
@@ -460,8 +482,8 @@ fn scan(a: ScanArgs) -> Result<i32> {
     if stdin && a.paths.len() > 1 {
         bail!("`-` (standard input) cannot be combined with other paths");
     }
-    let scanner =
-        scanner(r, &a.paths)?.with_archives(archives(&a.archives, a.binary, a.max_file_size));
+    let (scanner, response) = scanner(r, &a.paths)?;
+    let scanner = scanner.with_archives(archives(&a.archives, a.binary, a.max_file_size));
     let threads = threads(r);
     // Open the output before scanning: a bad -o path should fail fast, not after the work.
     let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
@@ -479,18 +501,15 @@ fn scan(a: ScanArgs) -> Result<i32> {
         };
         with_progress(&scanner, r.format, || scanner.paths(&opts, &print_warning))
     };
-    emit(&scanner, &outcome, r, &mut out)
+    emit(&scanner, &response, &outcome, r, &mut out)
 }
 
 fn git(a: GitArgs) -> Result<i32> {
     use crate::source::git::{Repo, Select};
     let r = &a.report;
     let dir = a.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-    let scanner = scanner(r, std::slice::from_ref(&dir))?.with_archives(archives(
-        &a.archives,
-        a.binary,
-        a.max_file_size,
-    ));
+    let (scanner, response) = scanner(r, std::slice::from_ref(&dir))?;
+    let scanner = scanner.with_archives(archives(&a.archives, a.binary, a.max_file_size));
     let repo = Repo::open(&dir).with_context(|| format!("{}", dir.display()))?;
     let select = match (a.staged, &a.since, &a.range) {
         (true, _, _) => Select::Staged,
@@ -511,7 +530,7 @@ fn git(a: GitArgs) -> Result<i32> {
         scanner.git(&repo, &opts, &print_warning)
     })
     .with_context(|| format!("{}", dir.display()))?;
-    let code = emit(&scanner, &outcome, r, &mut out)?;
+    let code = emit(&scanner, &response, &outcome, r, &mut out)?;
     if a.staged && code == EXIT_FINDINGS {
         eprintln!(
             "leakhound: commit blocked: {} secret(s) in staged changes. Remove them (and rotate \
@@ -524,7 +543,8 @@ fn git(a: GitArgs) -> Result<i32> {
 
 fn image(a: ImageArgs) -> Result<i32> {
     let r = &a.report;
-    let scanner = scanner(r, &[])?.with_archives(archives(&a.archives, a.binary, a.max_file_size));
+    let (scanner, response) = scanner(r, &[])?;
+    let scanner = scanner.with_archives(archives(&a.archives, a.binary, a.max_file_size));
     threads(r);
     let mut out = open_output(r.output.as_deref(), r.show_secrets)?;
     let opts = crate::scan::ImageOptions {
@@ -539,7 +559,7 @@ fn image(a: ImageArgs) -> Result<i32> {
     let outcome = with_progress(&scanner, r.format, || {
         scanner.images(&a.images, &opts, &print_warning)
     })?;
-    emit(&scanner, &outcome, r, &mut out)
+    emit(&scanner, &response, &outcome, r, &mut out)
 }
 
 /// The hook `install-hook` writes. It prefers the binary that installed it and falls back to
@@ -610,7 +630,7 @@ fn install_hook(repo: Option<&Path>, force: bool) -> Result<i32> {
 fn env(a: EnvArgs) -> Result<i32> {
     use crate::source::env::Environment;
     let r = &a.report;
-    let scanner = scanner(r, &a.files)?;
+    let (scanner, response) = scanner(r, &a.files)?;
     let mut envs = Vec::new();
     for pid in &a.pid {
         envs.push(Environment::of_pid(*pid).with_context(|| {
@@ -645,21 +665,40 @@ fn env(a: EnvArgs) -> Result<i32> {
             outcome = outcome.merge(scanner.paths(&opts, &print_warning));
         }
     }
-    emit(&scanner, &outcome, r, &mut out)
+    emit(&scanner, &response, &outcome, r, &mut out)
 }
 
 /// Write the report (and a baseline, if asked) and pick the exit code.
-fn emit(scanner: &Scanner, o: &Outcome, r: &ReportArgs, out: &mut Output) -> Result<i32> {
+fn emit(
+    scanner: &Scanner,
+    response: &Response,
+    o: &Outcome,
+    r: &ReportArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let mut audit = crate::respond::Audit::open(r.audit_log.as_deref()).with_context(|| {
+        format!(
+            "--audit-log {}",
+            r.audit_log.as_deref().unwrap_or(Path::new("")).display()
+        )
+    })?;
     let validated;
-    let o = if r.validate || r.fail_on == FailOn::Live {
+    let validate = r.validate || r.fail_on == FailOn::Live;
+    let o = if validate || !response.hooks.is_empty() {
         let mut copy = Outcome {
             findings: o.findings.clone(),
             suppressed: Vec::new(),
             warnings: o.warnings.clone(),
             summary: o.summary.clone(),
         };
-        let checked =
-            crate::validate::validate(&mut copy.findings, &crate::validate::Options::from_env());
+        let checked = if validate {
+            let mut opts = crate::validate::Options::from_env();
+            opts.canaries.extend(response.canaries.iter().cloned());
+            crate::validate::validate(&mut copy.findings, &opts)
+        } else {
+            Vec::new()
+        };
+        audit.validations(&checked);
         let mut counts = std::collections::BTreeMap::new();
         for c in &checked {
             *counts.entry(c.validation.status.as_str()).or_insert(0) += 1;
@@ -672,6 +711,12 @@ fn emit(scanner: &Scanner, o: &Outcome, r: &ReportArgs, out: &mut Output) -> Res
                 parts.join(", ")
             );
         }
+        crate::respond::run_hooks(
+            &mut copy.findings,
+            &response.hooks,
+            crate::validate::state_dir().as_deref(),
+            &mut audit,
+        );
         validated = Outcome {
             suppressed: o.suppressed.clone(),
             ..copy

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod filter;
 pub mod policy;
 pub mod report;
+pub mod respond;
 pub mod rules;
 pub mod scan;
 pub mod source;

@@ -21,6 +21,22 @@ pub struct Config {
     pub allow: AllowConfig,
     #[serde(default)]
     pub rules: RulesConfig,
+    #[serde(default)]
+    pub validate: ValidateConfig,
+    /// Commands run on findings (`[[hooks]]`).
+    #[serde(default)]
+    pub hooks: Vec<crate::respond::HookConfig>,
+    /// Where the file was, for paths in it (hook commands run there).
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateConfig {
+    /// AWS accounts whose keys are canaries (honeytokens), added to the built-in list.
+    #[serde(default)]
+    pub canary_accounts: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -72,6 +88,17 @@ impl Config {
             message: e.to_string().trim_end().to_string(),
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
+        cfg.dir = base.to_path_buf();
+        for a in &cfg.validate.canary_accounts {
+            if a.len() != 12 || !a.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(PolicyError::Invalid {
+                    path: p.clone(),
+                    message: format!(
+                        "validate.canary_accounts: {a:?} is not a 12-digit AWS account"
+                    ),
+                });
+            }
+        }
         for f in &mut cfg.rules.files {
             if f.is_relative() {
                 *f = base.join(&*f);

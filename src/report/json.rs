@@ -32,6 +32,9 @@ pub fn finding_json(f: &Finding, show: bool) -> Value {
     if let Some(val) = &f.validation {
         v["validation"] = json!(val);
     }
+    if !f.hooks.is_empty() {
+        v["hooks"] = json!(f.hooks);
+    }
     v
 }
 

@@ -113,6 +113,8 @@ pub struct Finding {
     pub aws_account: Option<String>,
     /// Set by `--validate`: whether the credential is live.
     pub validation: Option<crate::validate::Validation>,
+    /// The operator's hooks that ran on this finding.
+    pub hooks: Vec<crate::respond::HookRun>,
 }
 
 impl Finding {
@@ -335,6 +337,7 @@ pub fn findings_at(
             credential_set: None,
             aws_account: None,
             validation: None,
+            hooks: Vec::new(),
         });
     }
     out

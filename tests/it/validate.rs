@@ -264,3 +264,220 @@ fn network_failures_and_server_errors_are_unknown_never_invalid() {
     assert_eq!(f["validation"]["reason"], "no pair");
     assert!(f["aws_account"].as_str().unwrap().len() == 12);
 }
+
+/// A config whose hooks write what they get next to it.
+fn hook_config(sb: &Sandbox, hooks: &str) -> String {
+    let dir = sb.path("ops");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("leakhound.toml");
+    std::fs::write(&p, hooks).unwrap();
+    p.display().to_string()
+}
+
+fn scan_with(sb: &Sandbox, cfg: &str, extra: &[&str]) -> Run {
+    let mut c = sb.cmd();
+    c.args(["scan", "data", "--format", "json", "--config", cfg])
+        .args(extra)
+        .env("XDG_STATE_HOME", sb.path("state"))
+        .env("AWS_SECRET_ACCESS_KEY", "operator-secret-must-not-leak")
+        .env("AWS_ACCESS_KEY_ID", "AKIAOPERATOROWNKEY00");
+    to_run(c.output().unwrap())
+}
+
+#[test]
+fn hooks_run_once_per_finding_across_runs_and_get_no_secrets_unless_asked() {
+    let sb = Sandbox::new();
+    let token = crate::util::fake_github(80);
+    sb.write("data/a.env", format!("GITHUB_TOKEN={token}\n"));
+    sb.write("data/copy.env", format!("GITHUB_TOKEN={token}\n"));
+    let cfg = hook_config(
+        &sb,
+        r#"
+[[hooks]]
+name = "record"
+when = "any"
+rules = ["github.*"]
+command = ["sh", "-c", "cat >> redacted.jsonl; env > env.txt"]
+
+[[hooks]]
+name = "record-secret"
+when = "any"
+command = ["sh", "-c", "cat >> revealed.jsonl"]
+with_secret = true
+
+[[hooks]]
+name = "not-for-github"
+when = "any"
+rules = ["aws.*"]
+command = ["sh", "-c", "echo ran >> aws.txt"]
+"#,
+    );
+    let r = scan_with(&sb, &cfg, &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc = r.json();
+    let hooks = &doc["findings"][0]["hooks"];
+    assert_eq!(hooks[0]["name"], "record");
+    assert_eq!(hooks[0]["status"], "ok");
+    assert_eq!(hooks[0]["exit_code"], 0);
+    assert!(hooks[0]["duration_ms"].is_u64());
+    let ops = sb.path("ops");
+    let redacted = std::fs::read_to_string(ops.join("redacted.jsonl")).unwrap();
+    // Two files, one fingerprint: one run.
+    assert_eq!(redacted.lines().count(), 1, "{redacted}");
+    assert!(!redacted.contains(&token));
+    let revealed = std::fs::read_to_string(ops.join("revealed.jsonl")).unwrap();
+    assert!(revealed.contains(&token));
+    let env = std::fs::read_to_string(ops.join("env.txt")).unwrap();
+    assert!(
+        !env.contains("operator-secret-must-not-leak") && !env.contains("AKIAOPERATOROWNKEY00")
+    );
+    assert!(env.contains("LEAKHOUND_HOOK=record"));
+    assert!(!ops.join("aws.txt").exists());
+    // A second run repeats nothing that succeeded.
+    let r = scan_with(&sb, &cfg, &[]);
+    assert_eq!(r.json()["findings"][0]["hooks"][0]["status"], "done-before");
+    assert_eq!(
+        std::fs::read_to_string(ops.join("redacted.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    // The report itself stays redacted.
+    assert!(!r.stdout.contains(&token));
+}
+
+#[test]
+fn hooks_that_hang_fail_or_ignore_stdin_are_recorded() {
+    let sb = Sandbox::new();
+    sb.write(
+        "data/a.env",
+        format!("GITHUB_TOKEN={}\n", crate::util::fake_github(81)),
+    );
+    let cfg = hook_config(
+        &sb,
+        r#"
+[[hooks]]
+name = "hangs"
+when = "any"
+command = ["sleep", "30"]
+timeout = "500ms"
+
+[[hooks]]
+name = "fails"
+when = "any"
+command = ["sh", "-c", "exit 3"]
+
+[[hooks]]
+name = "deaf"
+when = "any"
+command = ["true"]
+"#,
+    );
+    let start = Instant::now();
+    let r = scan_with(&sb, &cfg, &[]);
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let hooks = r.json()["findings"][0]["hooks"].clone();
+    let by = |n: &str| {
+        hooks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by("hangs")["status"], "timeout");
+    assert_eq!(by("fails")["status"], "failed");
+    assert_eq!(by("fails")["exit_code"], 3);
+    assert_eq!(by("deaf")["status"], "ok");
+    // A failed hook is tried again next time; a successful one is not.
+    let again = scan_with(&sb, &cfg, &[]).json()["findings"][0]["hooks"].clone();
+    let status = |n: &str| {
+        again
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["name"] == n)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(status("fails"), "failed");
+    assert_eq!(status("deaf"), "done-before");
+}
+
+#[test]
+fn malformed_configs_are_errors_that_name_the_place() {
+    let sb = Sandbox::new();
+    sb.write("data/a.txt", "nothing\n");
+    for (text, want) in [
+        ("[[hooks]]\nname = \"x\"\ncommand = [\"true\"\n", "line"),
+        (
+            "[[hooks]]\nname = \"x\"\nwhen = \"sometimes\"\ncommand = [\"true\"]\n",
+            "sometimes",
+        ),
+        (
+            "[[hooks]]\nname = \"x\"\ncommand = [\"true\"]\ntimeout = \"soon\"\n",
+            "timeout",
+        ),
+        ("[validate]\ncanary_accounts = [\"12\"]\n", "12-digit"),
+    ] {
+        let cfg = hook_config(&sb, text);
+        let r = scan_with(&sb, &cfg, &[]);
+        assert_eq!(r.code, 2, "{text}");
+        assert!(r.stderr.contains(want), "{text}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn the_audit_log_records_validations_and_hooks_without_secrets() {
+    let moto = Moto::start();
+    let sb = Sandbox::new();
+    let (id, secret) = (moto.cred("leaked", 0), moto.cred("leaked", 1));
+    sb.write("data/creds", creds_file(&id, &secret, None));
+    let cfg = hook_config(
+        &sb,
+        "[[hooks]]\nname = \"notify\"\nwhen = \"live\"\ncommand = [\"sh\", \"-c\", \"cat > live.json\"]\n",
+    );
+    let log = sb.path("audit.jsonl");
+    let r = to_run(
+        sb.cmd()
+            .args([
+                "scan",
+                "data",
+                "--validate",
+                "--format",
+                "json",
+                "--config",
+                &cfg,
+            ])
+            .arg("--audit-log")
+            .arg(&log)
+            .env("AWS_ENDPOINT_URL_STS", &moto.endpoint)
+            .env("AWS_REGION", "us-east-1")
+            .env("XDG_STATE_HOME", sb.path("state"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(&secret), "secret in the audit log");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let v = lines.iter().find(|l| l["event"] == "validation").unwrap();
+    assert_eq!(v["status"], "live");
+    assert_eq!(v["key_id"], id.as_str());
+    assert_eq!(v["account"], "123456789012");
+    assert!(v["time"].as_str().unwrap().ends_with('Z'));
+    let h = lines.iter().find(|l| l["event"] == "hook").unwrap();
+    assert_eq!(h["hook"], "notify");
+    assert_eq!(h["outcome"], "ok");
+    assert_eq!(h["status"], "live");
+    // The live hook got the finding, redacted, with its validation.
+    let got: Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.path("ops/live.json")).unwrap()).unwrap();
+    assert_eq!(got["validation"]["status"], "live");
+    assert!(!got.to_string().contains(&secret));
+}

@@ -1,0 +1,370 @@
+//! Response to findings: the operator's hooks (from `leakhound.toml` only, never from a
+//! scanned tree) and the audit log.
+//!
+//! A command hook gets the finding as JSON on stdin — redacted unless the hook sets
+//! `with_secret` — and nothing secret in its argv or environment: the child inherits the
+//! operator's environment minus AWS credential variables (unless `pass_env` names them). Each
+//! (finding fingerprint, hook) runs at most once: a hook that succeeded is recorded under the
+//! state directory and not run again by later runs.
+
+use crate::report::{finding_json, Finding};
+use crate::validate::{write_private, Checked, Status};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `[[hooks]]` as written in the config.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookConfig {
+    pub name: String,
+    /// `live`, `any`, or a list of statuses.
+    #[serde(default = "default_when")]
+    pub when: When,
+    /// Rule-id globs; all rules when empty.
+    #[serde(default)]
+    pub rules: Vec<String>,
+    pub command: Option<Vec<String>>,
+    /// A built-in action (`aws-deactivate-key`, `aws-delete-key`).
+    pub action: Option<String>,
+    #[serde(default)]
+    pub with_secret: bool,
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// `30s`, `500ms`, `2m`.
+    #[serde(default = "default_timeout")]
+    pub timeout: String,
+}
+
+fn default_when() -> When {
+    When::One("live".into())
+}
+
+fn default_timeout() -> String {
+    "30s".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum When {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("hooks: {0}")]
+pub struct HookError(String);
+
+/// A hook ready to run.
+pub struct Hook {
+    pub name: String,
+    /// `None`: any finding, validated or not.
+    statuses: Option<Vec<Status>>,
+    rules: Option<GlobSet>,
+    command: Vec<String>,
+    with_secret: bool,
+    pass_env: Vec<String>,
+    timeout: Duration,
+    /// Where the command runs: the config file's directory.
+    dir: PathBuf,
+}
+
+fn status(s: &str) -> Option<Status> {
+    Some(match s {
+        "live" => Status::Live,
+        "invalid" => Status::Invalid,
+        "secret-mismatch" => Status::SecretMismatch,
+        "expired" => Status::Expired,
+        "skipped" => Status::Skipped,
+        "unknown" => Status::Unknown,
+        _ => return None,
+    })
+}
+
+/// `30s`, `500ms`, `2m`, `1h`, or plain seconds.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: u64 = n.parse().ok()?;
+    Some(match unit.trim() {
+        "" | "s" => Duration::from_secs(n),
+        "ms" => Duration::from_millis(n),
+        "m" => Duration::from_secs(n * 60),
+        "h" => Duration::from_secs(n * 3600),
+        _ => return None,
+    })
+}
+
+impl Hook {
+    /// Check a configured hook; `dir` is where its command runs.
+    pub fn new(c: &HookConfig, dir: &Path) -> Result<Hook, HookError> {
+        let err = |m: String| HookError(format!("hook {:?}: {m}", c.name));
+        let command = match (&c.command, &c.action) {
+            (Some(cmd), None) if !cmd.is_empty() => cmd.clone(),
+            (Some(_), None) => return Err(err("command is empty".into())),
+            (None, Some(a)) => {
+                return Err(err(format!(
+                    "built-in action {a:?} is not available in this build (aws-deactivate-key and \
+                     aws-delete-key are planned); use a command hook"
+                )))
+            }
+            (Some(_), Some(_)) => return Err(err("give command or action, not both".into())),
+            (None, None) => return Err(err("needs a command".into())),
+        };
+        let words = match &c.when {
+            When::One(w) => vec![w.clone()],
+            When::Many(ws) => ws.clone(),
+        };
+        let statuses = if words.iter().any(|w| w == "any") {
+            None
+        } else {
+            Some(
+                words
+                    .iter()
+                    .map(|w| status(w).ok_or_else(|| err(format!("unknown status {w:?} in when"))))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )
+        };
+        let rules = if c.rules.is_empty() {
+            None
+        } else {
+            let mut b = GlobSetBuilder::new();
+            for r in &c.rules {
+                b.add(Glob::new(r).map_err(|e| err(format!("rules: {e}")))?);
+            }
+            Some(b.build().map_err(|e| err(format!("rules: {e}")))?)
+        };
+        let timeout = parse_duration(&c.timeout)
+            .ok_or_else(|| err(format!("timeout {:?}: use e.g. 30s, 500ms, 2m", c.timeout)))?;
+        Ok(Hook {
+            name: c.name.clone(),
+            statuses,
+            rules,
+            command,
+            with_secret: c.with_secret,
+            pass_env: c.pass_env.clone(),
+            timeout,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn wants(&self, f: &Finding) -> bool {
+        let status_ok = match &self.statuses {
+            None => true,
+            Some(s) => f.validation.as_ref().is_some_and(|v| s.contains(&v.status)),
+        };
+        status_ok && self.rules.as_ref().is_none_or(|r| r.is_match(&f.rule_id))
+    }
+}
+
+/// How one hook run ended; recorded on the finding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRun {
+    pub name: String,
+    /// `ok`, `failed` (non-zero exit), `timeout` (killed), `error` (could not start), or
+    /// `done-before` (succeeded in an earlier run; not repeated).
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+}
+
+/// AWS credentials in the operator's environment stay out of hooks unless passed on purpose.
+const AWS_CREDENTIAL_VARS: &[&str] = &[
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+];
+
+/// Run every hook on the findings it wants, once per (fingerprint, hook) across runs.
+pub fn run_hooks(
+    findings: &mut [Finding],
+    hooks: &[Hook],
+    state_dir: Option<&Path>,
+    audit: &mut Audit,
+) {
+    if hooks.is_empty() {
+        return;
+    }
+    let state_path = state_dir.map(|d| d.join("hooks-state.json"));
+    let mut done: HashMap<String, String> = state_path
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    // Runs in this invocation, by key: a fingerprint found in many places runs once.
+    let mut this_run: HashMap<String, HookRun> = HashMap::new();
+    for f in findings.iter_mut() {
+        let wanted: Vec<&Hook> = hooks.iter().filter(|h| h.wants(f)).collect();
+        for h in wanted {
+            let key = format!("{}\0{}", f.fingerprint, h.name);
+            let run = if let Some(r) = this_run.get(&key) {
+                r.clone()
+            } else if done.contains_key(&key) {
+                HookRun {
+                    name: h.name.clone(),
+                    status: "done-before".into(),
+                    exit_code: None,
+                    duration_ms: 0,
+                }
+            } else {
+                let r = execute(h, f);
+                audit.hook(f, &r);
+                if r.status == "ok" {
+                    done.insert(key.clone(), crate::validate::now_rfc3339());
+                }
+                this_run.insert(key, r.clone());
+                r
+            };
+            f.hooks.push(run);
+        }
+    }
+    if let (Some(p), false) = (&state_path, this_run.is_empty()) {
+        if let Ok(body) = serde_json::to_vec(&done) {
+            if let Err(e) = write_private(p, &body) {
+                eprintln!(
+                    "leakhound: warning: cannot record hook runs in {}: {e}",
+                    p.display()
+                );
+            }
+        }
+    }
+}
+
+fn execute(h: &Hook, f: &Finding) -> HookRun {
+    let start = Instant::now();
+    let ended = |status: &str, exit_code: Option<i32>| HookRun {
+        name: h.name.clone(),
+        status: status.into(),
+        exit_code,
+        duration_ms: start.elapsed().as_millis() as u64,
+    };
+    let mut cmd = Command::new(&h.command[0]);
+    cmd.args(&h.command[1..])
+        .current_dir(&h.dir)
+        .stdin(Stdio::piped())
+        // The report owns stdout; a hook's output goes to stderr.
+        .stdout(std::io::stderr())
+        .stderr(Stdio::inherit())
+        .env("LEAKHOUND_HOOK", &h.name);
+    for v in AWS_CREDENTIAL_VARS {
+        if !h.pass_env.iter().any(|p| p == v) {
+            cmd.env_remove(v);
+        }
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("leakhound: hook {:?} could not start: {e}", h.name);
+            return ended("error", None);
+        }
+    };
+    let mut body = finding_json(f, h.with_secret).to_string();
+    body.push('\n');
+    // Written from a thread: a hook that never reads its stdin must not stall leakhound.
+    if let Some(mut stdin) = child.stdin.take() {
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(body.as_bytes());
+        });
+    }
+    let deadline = start + h.timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => {
+                let status = if s.success() { "ok" } else { "failed" };
+                return ended(status, s.code());
+            }
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                eprintln!("leakhound: hook {:?} killed after {:?}", h.name, h.timeout);
+                return ended("timeout", None);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => return ended("error", None),
+        }
+    }
+}
+
+/// `--audit-log FILE`: one JSON line per validation and per hook run, appended; never a
+/// secret (AWS key ids are identifiers and are included).
+#[derive(Default)]
+pub struct Audit {
+    file: Option<std::fs::File>,
+}
+
+impl Audit {
+    pub fn open(path: Option<&Path>) -> std::io::Result<Audit> {
+        let Some(path) = path else {
+            return Ok(Audit::default());
+        };
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        Ok(Audit { file: Some(file) })
+    }
+
+    fn line(&mut self, v: serde_json::Value) {
+        if let Some(f) = &mut self.file {
+            let _ = writeln!(f, "{v}");
+        }
+    }
+
+    pub fn validations(&mut self, checked: &[Checked]) {
+        for c in checked {
+            self.line(serde_json::json!({
+                "time": crate::validate::now_rfc3339(),
+                "event": "validation",
+                "fingerprint": c.fingerprint,
+                "rule": c.rule,
+                "key_id": c.key_id,
+                "status": c.validation.status,
+                "account": c.validation.account,
+                "reason": c.validation.reason,
+                "cached": c.cached,
+            }));
+        }
+    }
+
+    fn hook(&mut self, f: &Finding, r: &HookRun) {
+        // Only identifiers (AWS key ids) are named; secrets never.
+        let key_id = f.public.then(|| f.secret.reveal());
+        self.line(serde_json::json!({
+            "time": crate::validate::now_rfc3339(),
+            "event": "hook",
+            "fingerprint": f.fingerprint,
+            "rule": f.rule_id,
+            "key_id": key_id,
+            "status": f.validation.as_ref().map(|v| v.status),
+            "hook": r.name,
+            "outcome": r.status,
+            "exit_code": r.exit_code,
+            "duration_ms": r.duration_ms,
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration("soon"), None);
+    }
+}
