@@ -691,9 +691,9 @@ fn emit(
             warnings: o.warnings.clone(),
             summary: o.summary.clone(),
         };
+        let mut opts = crate::validate::Options::from_env();
+        opts.canaries.extend(response.canaries.iter().cloned());
         let checked = if validate {
-            let mut opts = crate::validate::Options::from_env();
-            opts.canaries.extend(response.canaries.iter().cloned());
             crate::validate::validate(&mut copy.findings, &opts)
         } else {
             Vec::new()
@@ -711,12 +711,7 @@ fn emit(
                 parts.join(", ")
             );
         }
-        crate::respond::run_hooks(
-            &mut copy.findings,
-            &response.hooks,
-            crate::validate::state_dir().as_deref(),
-            &mut audit,
-        );
+        crate::respond::run_hooks(&mut copy.findings, &response.hooks, &opts, &mut audit);
         validated = Outcome {
             suppressed: o.suppressed.clone(),
             ..copy

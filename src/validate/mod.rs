@@ -209,29 +209,15 @@ pub fn annotate_accounts(findings: &mut [Finding]) {
     }
 }
 
-/// A record of each check, for the audit log.
-#[derive(Debug, Clone)]
-pub struct Checked {
-    pub key_id: String,
-    pub fingerprint: String,
-    pub rule: String,
-    pub validation: Validation,
-    /// Answered from the cache, no request sent.
-    pub cached: bool,
-}
-
-/// Check every AWS credential set among `findings` and attach the outcome to each member.
-/// AWS parts that are not in a complete set are `skipped` ("no pair"). Returns one record
-/// per distinct set.
-pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
-    // Members of each set, by credential_set id.
+/// The complete AWS credential sets among `findings` (key id and secret, with the token if
+/// found), by a hash of the set, each with the findings that belong to it. The same credential
+/// found in many places is one set.
+pub fn aws_sets(findings: &[Finding]) -> HashMap<String, (AwsSet, Vec<usize>)> {
     let mut sets: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, f) in findings.iter().enumerate() {
         let aws = f.rule_id == AWS_ID || f.rule_id == AWS_TOKEN || is_aws_secret(&f.rule_id);
-        match (&f.credential_set, aws) {
-            (Some(s), true) => sets.entry(s.clone()).or_default().push(i),
-            (None, true) => {}
-            _ => continue,
+        if let (Some(s), true) = (&f.credential_set, aws) {
+            sets.entry(s.clone()).or_default().push(i);
         }
     }
     let mut distinct: HashMap<String, (AwsSet, Vec<usize>)> = HashMap::new();
@@ -250,13 +236,49 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
             secret,
             token: pick(&|r| r == AWS_TOKEN),
         };
-        // The same credential found in many places is checked once.
         distinct
             .entry(set.hash())
             .or_insert_with(|| (set, Vec::new()))
             .1
             .extend(members);
     }
+    distinct
+}
+
+/// Check one set now, without the cache (after a response changed it).
+pub fn check_now(set: &AwsSet, opts: &Options) -> Validation {
+    aws::check_all(&[(set.hash(), set.clone())], opts)
+        .pop()
+        .unwrap_or_else(|| Validation::skipped("not checked", None))
+}
+
+/// Record a set's new state (after an action changed it) so later runs do not trust an old
+/// answer from the cache.
+pub fn remember(set: &AwsSet, v: &Validation, opts: &Options) {
+    if !v.status.definitive() {
+        return;
+    }
+    let mut cache = Cache::load(opts);
+    cache.put(&set.hash(), v);
+    cache.save();
+}
+
+/// A record of each check, for the audit log.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub key_id: String,
+    pub fingerprint: String,
+    pub rule: String,
+    pub validation: Validation,
+    /// Answered from the cache, no request sent.
+    pub cached: bool,
+}
+
+/// Check every AWS credential set among `findings` and attach the outcome to each member.
+/// AWS parts that are not in a complete set are `skipped` ("no pair"). Returns one record
+/// per distinct set.
+pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
+    let distinct = aws_sets(findings);
     let mut cache = Cache::load(opts);
     let mut out = Vec::new();
     let mut to_check = Vec::new();

@@ -476,7 +476,7 @@ fn large_file_scanned_in_chunks_matches_one_shot() {
         text.push_str(line);
         // Plant near the chunk edge region (64 MiB minus the overlaps) and elsewhere.
         let near_edge = text.len() > (64 << 20) - 70_000 && text.len() < (64 << 20) + 70_000;
-        if near_edge && text.len() % 3 == 0 || text.len() % 1_000_003 < line.len() {
+        if near_edge && text.len().is_multiple_of(3) || text.len() % 1_000_003 < line.len() {
             text.push_str(&format!("k{} {}\n", seed, fake_github(seed)));
             seed += 1;
         }

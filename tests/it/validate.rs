@@ -481,3 +481,83 @@ fn the_audit_log_records_validations_and_hooks_without_secrets() {
     assert_eq!(got["validation"]["status"], "live");
     assert!(!got.to_string().contains(&secret));
 }
+
+#[test]
+fn deactivation_end_to_end_leaves_the_key_inactive_and_invalid() {
+    let moto = Moto::start();
+    let sb = Sandbox::new();
+    let (id, secret) = (moto.cred("leaked", 0), moto.cred("leaked", 1));
+    sb.write("data/creds", creds_file(&id, &secret, None));
+    let cfg = hook_config(
+        &sb,
+        "[[hooks]]\nname = \"deactivate\"\nwhen = \"live\"\naction = \"aws-deactivate-key\"\n",
+    );
+    // The operator's own credentials (moto's admin), through the standard chain.
+    let run = || {
+        to_run(
+            sb.cmd()
+                .args([
+                    "scan",
+                    "data",
+                    "--validate",
+                    "--format",
+                    "json",
+                    "--config",
+                    &cfg,
+                ])
+                .env("AWS_ENDPOINT_URL", &moto.endpoint)
+                .env("AWS_REGION", "us-east-1")
+                .env("AWS_ACCESS_KEY_ID", moto.cred("admin", 0))
+                .env("AWS_SECRET_ACCESS_KEY", moto.cred("admin", 1))
+                .env("AWS_CONFIG_FILE", "/dev/null")
+                .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+                .env("XDG_STATE_HOME", sb.path("state"))
+                .env_remove("AWS_ENDPOINT_URL_STS")
+                .output()
+                .unwrap(),
+        )
+    };
+    let r = run();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc = r.json();
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "aws.access-key-id")
+        .unwrap()
+        .clone();
+    let hook = &f["hooks"][0];
+    assert_eq!(hook["status"], "ok", "{hook:#}");
+    assert_eq!(hook["status_after"], "invalid", "{hook:#}");
+    assert!(hook["detail"].as_str().unwrap().contains("leaky"));
+    // The finding now says what is true after the action.
+    assert_eq!(f["validation"]["status"], "invalid");
+    // IAM agrees: the key is Inactive.
+    let here = env!("CARGO_MANIFEST_DIR");
+    let check = Command::new("python3")
+        .arg("-c")
+        .arg(format!(
+            "import boto3; c = boto3.client('iam', endpoint_url='{}', region_name='us-east-1', \
+             aws_access_key_id='{}', aws_secret_access_key='{}'); \
+             print(c.list_access_keys(UserName='leaky')['AccessKeyMetadata'][0]['Status'])",
+            moto.endpoint,
+            moto.cred("admin", 0),
+            moto.cred("admin", 1)
+        ))
+        .current_dir(here)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "Inactive");
+    // Nothing is repeated: the key is no longer live, so the hook does not apply.
+    let again = run().json();
+    let f = again["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "aws.access-key-id")
+        .unwrap()
+        .clone();
+    assert_eq!(f["validation"]["status"], "invalid");
+    assert!(f["hooks"].is_null());
+}

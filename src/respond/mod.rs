@@ -7,6 +7,8 @@
 //! (finding fingerprint, hook) runs at most once: a hook that succeeded is recorded under the
 //! state directory and not run again by later runs.
 
+mod iam;
+
 use crate::report::{finding_json, Finding};
 use crate::validate::{write_private, Checked, Status};
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -65,12 +67,20 @@ pub struct Hook {
     /// `None`: any finding, validated or not.
     statuses: Option<Vec<Status>>,
     rules: Option<GlobSet>,
-    command: Vec<String>,
+    kind: Kind,
     with_secret: bool,
     pass_env: Vec<String>,
     timeout: Duration,
     /// Where the command runs: the config file's directory.
     dir: PathBuf,
+}
+
+enum Kind {
+    Command(Vec<String>),
+    /// Built in: set a live AWS key Inactive (or delete it) through IAM, then check it again.
+    DisableAwsKey {
+        delete: bool,
+    },
 }
 
 fn status(s: &str) -> Option<Status> {
@@ -104,17 +114,18 @@ impl Hook {
     /// Check a configured hook; `dir` is where its command runs.
     pub fn new(c: &HookConfig, dir: &Path) -> Result<Hook, HookError> {
         let err = |m: String| HookError(format!("hook {:?}: {m}", c.name));
-        let command = match (&c.command, &c.action) {
-            (Some(cmd), None) if !cmd.is_empty() => cmd.clone(),
+        let kind = match (&c.command, c.action.as_deref()) {
+            (Some(cmd), None) if !cmd.is_empty() => Kind::Command(cmd.clone()),
             (Some(_), None) => return Err(err("command is empty".into())),
+            (None, Some("aws-deactivate-key")) => Kind::DisableAwsKey { delete: false },
+            (None, Some("aws-delete-key")) => Kind::DisableAwsKey { delete: true },
             (None, Some(a)) => {
                 return Err(err(format!(
-                    "built-in action {a:?} is not available in this build (aws-deactivate-key and \
-                     aws-delete-key are planned); use a command hook"
+                    "unknown action {a:?} (built in: aws-deactivate-key, aws-delete-key)"
                 )))
             }
             (Some(_), Some(_)) => return Err(err("give command or action, not both".into())),
-            (None, None) => return Err(err("needs a command".into())),
+            (None, None) => return Err(err("needs a command or an action".into())),
         };
         let words = match &c.when {
             When::One(w) => vec![w.clone()],
@@ -145,7 +156,7 @@ impl Hook {
             name: c.name.clone(),
             statuses,
             rules,
-            command,
+            kind,
             with_secret: c.with_secret,
             pass_env: c.pass_env.clone(),
             timeout,
@@ -158,7 +169,12 @@ impl Hook {
             None => true,
             Some(s) => f.validation.as_ref().is_some_and(|v| s.contains(&v.status)),
         };
-        status_ok && self.rules.as_ref().is_none_or(|r| r.is_match(&f.rule_id))
+        // An IAM action acts on a key, so it takes the key id finding of each credential.
+        let kind_ok = match self.kind {
+            Kind::Command(_) => true,
+            Kind::DisableAwsKey { .. } => f.rule_id == "aws.access-key-id",
+        };
+        kind_ok && status_ok && self.rules.as_ref().is_none_or(|r| r.is_match(&f.rule_id))
     }
 }
 
@@ -171,6 +187,12 @@ pub struct HookRun {
     pub status: String,
     pub exit_code: Option<i32>,
     pub duration_ms: u64,
+    /// For built-in actions: what was done or went wrong (never a secret).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// For built-in actions: the credential's status when checked again afterwards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_after: Option<Status>,
 }
 
 /// AWS credentials in the operator's environment stay out of hooks unless passed on purpose.
@@ -185,12 +207,23 @@ const AWS_CREDENTIAL_VARS: &[&str] = &[
 pub fn run_hooks(
     findings: &mut [Finding],
     hooks: &[Hook],
-    state_dir: Option<&Path>,
+    opts: &crate::validate::Options,
     audit: &mut Audit,
 ) {
     if hooks.is_empty() {
         return;
     }
+    let state_dir = opts.cache_dir.as_deref();
+    // Each finding's credential set, for actions that check a key again after acting.
+    let sets = crate::validate::aws_sets(findings);
+    let mut set_of: HashMap<usize, String> = HashMap::new();
+    for (hash, (_, members)) in &sets {
+        for &i in members {
+            set_of.insert(i, hash.clone());
+        }
+    }
+    // Validations that changed because of an action, by set.
+    let mut changed: HashMap<String, crate::validate::Validation> = HashMap::new();
     let state_path = state_dir.map(|d| d.join("hooks-state.json"));
     let mut done: HashMap<String, String> = state_path
         .as_ref()
@@ -199,7 +232,9 @@ pub fn run_hooks(
         .unwrap_or_default();
     // Runs in this invocation, by key: a fingerprint found in many places runs once.
     let mut this_run: HashMap<String, HookRun> = HashMap::new();
-    for f in findings.iter_mut() {
+    for (i, f) in findings.iter_mut().enumerate() {
+        let set_hash = set_of.get(&i);
+        let set = set_hash.map(|h| &sets[h].0);
         let wanted: Vec<&Hook> = hooks.iter().filter(|h| h.wants(f)).collect();
         for h in wanted {
             let key = format!("{}\0{}", f.fingerprint, h.name);
@@ -211,9 +246,15 @@ pub fn run_hooks(
                     status: "done-before".into(),
                     exit_code: None,
                     duration_ms: 0,
+                    detail: None,
+                    status_after: None,
                 }
             } else {
-                let r = execute(h, f);
+                let mut after = None;
+                let r = execute(h, f, set, opts, &mut after);
+                if let (Some(v), Some(hash)) = (after, set_hash) {
+                    changed.insert(hash.clone(), v);
+                }
                 audit.hook(f, &r);
                 if r.status == "ok" {
                     done.insert(key.clone(), crate::validate::now_rfc3339());
@@ -222,6 +263,12 @@ pub fn run_hooks(
                 r
             };
             f.hooks.push(run);
+        }
+    }
+    for (hash, v) in changed {
+        crate::validate::remember(&sets[&hash].0, &v, opts);
+        for &i in &sets[&hash].1 {
+            findings[i].validation = Some(v.clone());
         }
     }
     if let (Some(p), false) = (&state_path, this_run.is_empty()) {
@@ -236,16 +283,49 @@ pub fn run_hooks(
     }
 }
 
-fn execute(h: &Hook, f: &Finding) -> HookRun {
+fn execute(
+    h: &Hook,
+    f: &Finding,
+    set: Option<&crate::validate::AwsSet>,
+    opts: &crate::validate::Options,
+    after: &mut Option<crate::validate::Validation>,
+) -> HookRun {
     let start = Instant::now();
     let ended = |status: &str, exit_code: Option<i32>| HookRun {
         name: h.name.clone(),
         status: status.into(),
         exit_code,
         duration_ms: start.elapsed().as_millis() as u64,
+        detail: None,
+        status_after: None,
     };
-    let mut cmd = Command::new(&h.command[0]);
-    cmd.args(&h.command[1..])
+    let command = match &h.kind {
+        Kind::Command(c) => c,
+        Kind::DisableAwsKey { delete } => {
+            let key_id = f.secret.reveal();
+            let mut run = ended("ok", None);
+            match iam::disable(&key_id, *delete, &opts.region) {
+                Ok(user) => {
+                    let done = if *delete { "deleted" } else { "set Inactive" };
+                    run.detail = Some(format!("key {key_id} of IAM user {user} {done}"));
+                    // Check again with the leaked set itself: it should no longer work.
+                    if let Some(set) = set {
+                        let v = crate::validate::check_now(set, opts);
+                        run.status_after = Some(v.status);
+                        *after = Some(v);
+                    }
+                }
+                Err(e) => {
+                    run.status = "error".into();
+                    run.detail = Some(e);
+                }
+            }
+            run.duration_ms = start.elapsed().as_millis() as u64;
+            return run;
+        }
+    };
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..])
         .current_dir(&h.dir)
         .stdin(Stdio::piped())
         // The report owns stdout; a hook's output goes to stderr.
@@ -352,6 +432,8 @@ impl Audit {
             "outcome": r.status,
             "exit_code": r.exit_code,
             "duration_ms": r.duration_ms,
+            "detail": r.detail,
+            "status_after": r.status_after,
         }));
     }
 }
