@@ -74,6 +74,24 @@ enum Command {
         #[arg(long = "rules", value_name = "FILE")]
         rule_files: Vec<PathBuf>,
     },
+    /// Check the AWS credentials in an earlier JSON Lines report (written with
+    /// --show-secrets) and write it again with each one's `validation`.
+    Validate {
+        /// A report from `--format jsonl --show-secrets`.
+        report: PathBuf,
+        /// Write the report to FILE instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Keep secrets in the output (redacted by default).
+        #[arg(long)]
+        show_secrets: bool,
+        /// What makes the exit code 1.
+        #[arg(long, value_enum, default_value_t = FailOn::Any)]
+        fail_on: FailOn,
+        /// Append one JSON line per validation to FILE.
+        #[arg(long, value_name = "FILE")]
+        audit_log: Option<PathBuf>,
+    },
     /// List or check rules.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -343,6 +361,19 @@ pub fn main() -> i32 {
             list_rules(format, &rule_files)
         }
         Command::Rules(RulesCommand::Check { files }) => check_rules(&files),
+        Command::Validate {
+            report,
+            output,
+            show_secrets,
+            fail_on,
+            audit_log,
+        } => validate_report(
+            &report,
+            output.as_deref(),
+            show_secrets,
+            fail_on,
+            audit_log.as_deref(),
+        ),
     };
     match r {
         Ok(code) => code,
@@ -941,6 +972,95 @@ fn redact_notebook(
         .context("writing the redacted notebook")?;
     eprintln!("leakhound: {n} secret(s) masked");
     Ok(EXIT_CLEAN)
+}
+
+fn validate_report(
+    path: &Path,
+    output: Option<&Path>,
+    show: bool,
+    fail_on: FailOn,
+    audit_log: Option<&Path>,
+) -> Result<i32> {
+    use crate::report::{Finding, Secret};
+    use serde_json::Value;
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let mut lines: Vec<Value> = Vec::new();
+    for (n, l) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        lines.push(
+            serde_json::from_str(l)
+                .with_context(|| format!("{}:{}: not a JSON finding", path.display(), n + 1))?,
+        );
+    }
+    // The AWS parts of the report, as findings; (line index, finding index).
+    let mut findings = Vec::new();
+    let mut at = Vec::new();
+    for (i, v) in lines.iter().enumerate() {
+        let rule = v["rule"].as_str().unwrap_or("");
+        if !rule.starts_with("aws.") || v["redacted"] == Value::Bool(true) {
+            continue;
+        }
+        let (Some(secret), set) = (v["secret"].as_str(), v["credential_set"].as_str()) else {
+            continue;
+        };
+        findings.push(Finding::from_report(
+            rule,
+            secret,
+            set.map(String::from),
+            v["path"].as_str().unwrap_or(""),
+        ));
+        at.push(i);
+    }
+    let opts = crate::validate::Options::from_env();
+    let checked = crate::validate::validate(&mut findings, &opts);
+    crate::respond::Audit::open(audit_log)
+        .with_context(|| "--audit-log".to_string())?
+        .validations(&checked);
+    for (f, &i) in findings.iter().zip(&at) {
+        lines[i]["validation"] = serde_json::json!(f.validation);
+    }
+    let mut live = false;
+    for v in &mut lines {
+        live |= v["validation"]["status"] == "live";
+        if v["redacted"] == Value::Bool(true) {
+            // Nothing to check it with: say so.
+            if v["rule"].as_str().is_some_and(|r| r.starts_with("aws.")) {
+                v["validation"] = serde_json::json!({
+                    "status": "skipped",
+                    "reason": "redacted in the report (write it with --show-secrets)",
+                    "checked_at": crate::validate::now_rfc3339(),
+                });
+            }
+            continue;
+        }
+        if show || v["rule"] == "aws.access-key-id" {
+            continue;
+        }
+        // Redact as the writers do: the secret, and the secret inside the context line.
+        if let Some(s) = v["secret"].as_str().map(String::from) {
+            let masked = Secret::new(s.as_bytes()).redacted();
+            if let Some(c) = v["context"].as_str() {
+                v["context"] = Value::String(c.replace(&s, &masked));
+            }
+            v["secret"] = Value::String(masked);
+            v["redacted"] = Value::Bool(true);
+        }
+    }
+    let mut out = open_output(output, show)?;
+    let w = out.writer();
+    for v in &lines {
+        writeln!(w, "{v}").context("writing the report")?;
+    }
+    w.flush().context("writing the report")?;
+    let failing = match fail_on {
+        FailOn::Any => !lines.is_empty(),
+        FailOn::Live => live,
+        FailOn::None => false,
+    };
+    Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
 }
 
 fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {

@@ -118,6 +118,38 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding read back from a JSON report: enough to validate it (rule, secret, set).
+    pub fn from_report(
+        rule_id: &str,
+        secret: &str,
+        credential_set: Option<String>,
+        path: &str,
+    ) -> Finding {
+        let secret = secret.as_bytes();
+        Finding {
+            rule_id: rule_id.to_string(),
+            rule_name: String::new(),
+            provenance: Provenance::Stream {
+                name: path.to_string(),
+            },
+            line: 0,
+            column: 0,
+            end_line: 0,
+            start: 0,
+            end: 0,
+            secret: Secret::new(secret),
+            public: rule_id == "aws.access-key-id",
+            fingerprint: fingerprint(rule_id, secret),
+            entropy: crate::engine::shannon_entropy(secret),
+            context: Context::default(),
+            encoding: None,
+            credential_set,
+            aws_account: None,
+            validation: None,
+            hooks: Vec::new(),
+        }
+    }
+
     /// Mark this finding as found in a decoded view, with the decoded secret.
     pub fn decoded(mut self, encoding: crate::decode::Encoding, secret: &[u8]) -> Finding {
         self.secret = Secret::new(secret);

@@ -561,3 +561,55 @@ fn deactivation_end_to_end_leaves_the_key_inactive_and_invalid() {
     assert_eq!(f["validation"]["status"], "invalid");
     assert!(f["hooks"].is_null());
 }
+
+#[test]
+fn validate_checks_an_earlier_report_and_keeps_it_redacted() {
+    let moto = Moto::start();
+    let sb = Sandbox::new();
+    let (id, secret) = (moto.cred("leaked", 0), moto.cred("leaked", 1));
+    sb.write("data/creds", creds_file(&id, &secret, None));
+    let token = crate::util::fake_github(90);
+    sb.write("data/gh.env", format!("GITHUB_TOKEN={token}\n"));
+    let with = sb.path("with.jsonl");
+    let without = sb.path("without.jsonl");
+    for (path, show) in [(&with, true), (&without, false)] {
+        let mut c = sb.cmd();
+        c.args(["scan", "data", "--format", "jsonl", "-o"]).arg(path);
+        if show {
+            c.arg("--show-secrets");
+        }
+        assert_eq!(c.output().unwrap().status.code(), Some(1));
+    }
+    let run = |report: &std::path::Path, extra: &[&str]| {
+        to_run(
+            sb.cmd()
+                .arg("validate")
+                .arg(report)
+                .args(extra)
+                .env("AWS_ENDPOINT_URL_STS", &moto.endpoint)
+                .env("AWS_REGION", "us-east-1")
+                .env("XDG_STATE_HOME", sb.path("state"))
+                .output()
+                .unwrap(),
+        )
+    };
+    let r = run(&with, &["--fail-on", "live"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let lines = r.jsonl();
+    let key = lines.iter().find(|l| l["rule"] == "aws.access-key-id").unwrap();
+    assert_eq!(key["validation"]["status"], "live");
+    assert_eq!(key["secret"], id.as_str());
+    assert!(lines.iter().any(|l| l["rule"] == "github.pat"));
+    assert!(!r.stdout.contains(&secret) && !r.stdout.contains(&token), "{}", r.stdout);
+    // A redacted report cannot be checked, and says so.
+    let r = run(&without, &["--fail-on", "live"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines = r.jsonl();
+    let s = lines.iter().find(|l| l["rule"] == "aws.secret-access-key").unwrap();
+    assert_eq!(s["validation"]["status"], "skipped");
+    // Not a report: exit 2, naming the line.
+    sb.write("bad.jsonl", "{\"rule\": \"x\"}\nnot json\n");
+    let r = run(&sb.path("bad.jsonl"), &[]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("bad.jsonl:2"), "{}", r.stderr);
+}
