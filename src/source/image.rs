@@ -503,7 +503,7 @@ fn from_registry(reference: &str, opts: &RegistryOptions) -> Result<Image, Image
     });
     let accept = [OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST].join(", ");
     let mut warnings = Vec::new();
-    let (mut doc, mut mt) = reg.manifest(&tag, &accept)?;
+    let (mut doc, mt) = reg.manifest(&tag, &accept)?;
     let mut digest = sha256_digest(&doc);
     if tag.starts_with("sha256:") {
         verify(&doc, &tag, "manifest", &mut warnings);
@@ -511,8 +511,7 @@ fn from_registry(reference: &str, opts: &RegistryOptions) -> Result<Image, Image
     let mut m = json(&doc, "manifest")?;
     if is_index(&m, Some(&mt).filter(|t| !t.is_empty()).map(|t| t.as_str())) {
         digest = pick_platform(&m, &opts.platform)?;
-        (doc, mt) = reg.manifest(&digest, &accept)?;
-        let _ = mt;
+        doc = reg.manifest(&digest, &accept)?.0;
         verify(&doc, &digest, "manifest", &mut warnings);
         m = json(&doc, "manifest")?;
     }

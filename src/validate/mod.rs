@@ -282,7 +282,7 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
     let mut cache = Cache::load(opts);
     let mut out = Vec::new();
     let mut to_check = Vec::new();
-    for (hash, (set, members)) in &distinct {
+    for (hash, (set, _)) in &distinct {
         let account = aws_account(&set.key_id);
         let pre = if set.key_id.starts_with("ASIA") && set.token.is_none() {
             Some(Validation::skipped(
@@ -300,7 +300,6 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
         } else {
             to_check.push((hash.clone(), set.clone()));
         }
-        let _ = members;
     }
     let checked = aws::check_all(&to_check, opts);
     for ((hash, _), v) in to_check.iter().zip(checked) {

@@ -574,7 +574,8 @@ fn validate_checks_an_earlier_report_and_keeps_it_redacted() {
     let without = sb.path("without.jsonl");
     for (path, show) in [(&with, true), (&without, false)] {
         let mut c = sb.cmd();
-        c.args(["scan", "data", "--format", "jsonl", "-o"]).arg(path);
+        c.args(["scan", "data", "--format", "jsonl", "-o"])
+            .arg(path);
         if show {
             c.arg("--show-secrets");
         }
@@ -596,16 +597,26 @@ fn validate_checks_an_earlier_report_and_keeps_it_redacted() {
     let r = run(&with, &["--fail-on", "live"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let lines = r.jsonl();
-    let key = lines.iter().find(|l| l["rule"] == "aws.access-key-id").unwrap();
+    let key = lines
+        .iter()
+        .find(|l| l["rule"] == "aws.access-key-id")
+        .unwrap();
     assert_eq!(key["validation"]["status"], "live");
     assert_eq!(key["secret"], id.as_str());
     assert!(lines.iter().any(|l| l["rule"] == "github.pat"));
-    assert!(!r.stdout.contains(&secret) && !r.stdout.contains(&token), "{}", r.stdout);
+    assert!(
+        !r.stdout.contains(&secret) && !r.stdout.contains(&token),
+        "{}",
+        r.stdout
+    );
     // A redacted report cannot be checked, and says so.
     let r = run(&without, &["--fail-on", "live"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines = r.jsonl();
-    let s = lines.iter().find(|l| l["rule"] == "aws.secret-access-key").unwrap();
+    let s = lines
+        .iter()
+        .find(|l| l["rule"] == "aws.secret-access-key")
+        .unwrap();
     assert_eq!(s["validation"]["status"], "skipped");
     // Not a report: exit 2, naming the line.
     sb.write("bad.jsonl", "{\"rule\": \"x\"}\nnot json\n");
