@@ -21,7 +21,7 @@ fn try_repo(r: &Repo, home: &Path) -> Run {
         .env("CARGO_TARGET_DIR", target)
         .env("CARGO_PROFILE_RELEASE_LTO", "false")
         .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
-        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1")
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
         .env_remove("GIT_DIR")
         .env_remove("GIT_INDEX_FILE")

@@ -624,3 +624,26 @@ fn validate_checks_an_earlier_report_and_keeps_it_redacted() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("bad.jsonl:2"), "{}", r.stderr);
 }
+
+#[test]
+fn incomplete_sets_are_skipped_without_a_request() {
+    let sb = Sandbox::new();
+    let (_, secret) = fake_aws(91);
+    // A secret with no key id, and a session token with no secret: nothing to check with.
+    sb.write(
+        "a/secret-only",
+        format!("aws_secret_access_key = {secret}\n"),
+    );
+    let token = format!("FwoGZXIvYXdzE{}", "Q".repeat(300));
+    sb.write("b/token-only", format!("aws_session_token = {token}\n"));
+    // If anything were sent, this endpoint would make it `unknown`.
+    let r = validate(&sb, "http://127.0.0.1:9", &[]);
+    let doc = r.json();
+    let found = doc["findings"].as_array().unwrap();
+    assert!(!found.is_empty(), "{doc:#}");
+    for f in found {
+        assert_eq!(f["validation"]["status"], "skipped", "{f:#}");
+        assert_eq!(f["validation"]["reason"], "no pair");
+    }
+    assert!(!r.stderr.contains("validated"), "{}", r.stderr);
+}
