@@ -353,16 +353,27 @@ fn from_layout<S: Files + 'static>(
         verify(&doc, &digest, "manifest", &mut warnings);
         m = json(&doc, "manifest")?;
     }
-    let (config_digest, layers) = manifest_parts(&m)?;
-    let config = read_all(store.open(&config_digest)?, "config", MAX_DOC)?;
+    with_config(reference, digest, &m, store, warnings)
+}
+
+/// The image a manifest describes: its config read and checked, its layers listed.
+fn with_config(
+    reference: &str,
+    manifest_digest: String,
+    manifest: &Value,
+    opener: Arc<dyn Opener>,
+    mut warnings: Vec<String>,
+) -> Result<Image, ImageError> {
+    let (config_digest, layers) = manifest_parts(manifest)?;
+    let config = read_all(opener.open(&config_digest)?, "config", MAX_DOC)?;
     verify(&config, &config_digest, "config", &mut warnings);
     Ok(Image {
         reference: reference.to_string(),
-        manifest_digest: digest,
+        manifest_digest,
         config,
         layers,
         warnings,
-        opener: store,
+        opener,
     })
 }
 
@@ -515,17 +526,7 @@ fn from_registry(reference: &str, opts: &RegistryOptions) -> Result<Image, Image
         verify(&doc, &digest, "manifest", &mut warnings);
         m = json(&doc, "manifest")?;
     }
-    let (config_digest, layers) = manifest_parts(&m)?;
-    let config = read_all(reg.open(&config_digest)?, "config", MAX_DOC)?;
-    verify(&config, &config_digest, "config", &mut warnings);
-    Ok(Image {
-        reference: reference.to_string(),
-        manifest_digest: digest,
-        config,
-        layers,
-        warnings,
-        opener: reg,
-    })
+    with_config(reference, digest, &m, reg, warnings)
 }
 
 /// `~/.docker/config.json` (or `$DOCKER_CONFIG/config.json`): `auths.HOST.auth` is
