@@ -381,7 +381,7 @@ pub fn main() -> i32 {
             if is_broken_pipe(&e) {
                 return EXIT_CLEAN;
             }
-            eprintln!("leakhound: error: {e:#}");
+            eprintln!("leakhound: error: {}", report::printable(&format!("{e:#}")));
             EXIT_ERROR
         }
     }
@@ -460,6 +460,7 @@ fn load_config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, 
 /// baseline, and the rule set.
 fn scanner(r: &ReportArgs, scanned: &[PathBuf]) -> Result<(Scanner, Response)> {
     let (cfg, cfg_name) = load_config(r.config.as_deref(), scanned)?;
+    use_fingerprint_key(&cfg)?;
     let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
     if let Some(b) = &r.baseline {
         policy = policy.with_baseline(policy::read_baseline(b)?);
@@ -478,6 +479,23 @@ fn scanner(r: &ReportArgs, scanned: &[PathBuf]) -> Result<(Scanner, Response)> {
         Scanner::new(build_engine(&cfg, &r.rule_files)?, policy),
         response,
     ))
+}
+
+/// Make every fingerprint of this run with the operator's key (see `policy::fingerprint_key`).
+fn use_fingerprint_key(cfg: &Config) -> Result<()> {
+    let (key, source) = policy::fingerprint_key(cfg)?;
+    if let policy::KeySource::Ephemeral(why) = &source {
+        eprintln!(
+            "leakhound: note: no fingerprint key could be kept ({why}); fingerprints will differ \
+             from run to run. Set {} to keep them stable.",
+            policy::FINGERPRINT_KEY_VAR
+        );
+        return Ok(());
+    }
+    if !report::set_fingerprint_key(&key) {
+        bail!("the fingerprint key changed during the run");
+    }
+    Ok(())
 }
 
 /// What the operator's config says to do about findings.
@@ -499,7 +517,11 @@ fn threads(r: &ReportArgs) -> usize {
 
 /// Per-file problems go to stderr as they happen (and into the report).
 fn print_warning(w: &report::Warning) {
-    eprintln!("leakhound: warning: {}: {}", w.path, w.message)
+    eprintln!(
+        "leakhound: warning: {}: {}",
+        report::printable(&w.path),
+        report::printable(&w.message)
+    )
 }
 
 fn scan(a: ScanArgs) -> Result<i32> {
@@ -771,21 +793,9 @@ fn emit(
     if let Some(path) = &r.write_baseline {
         let mut all: Vec<_> = o.findings.iter().chain(&o.suppressed).cloned().collect();
         all.sort_by_key(|f| (f.path(), f.start));
-        let baseline = Report {
-            findings: &all,
-            warnings: &[],
-            summary: &o.summary,
-            rules,
-            show_secrets: false,
-        };
         let mut f = open_output(Some(path), false)?;
-        report::write(
-            Format::Json,
-            &baseline,
-            &HumanOptions::default(),
-            f.writer(),
-        )
-        .with_context(|| format!("writing the baseline {}", path.display()))?;
+        report::write_baseline(&all, f.writer())
+            .with_context(|| format!("writing the baseline {}", path.display()))?;
     }
     let failing = match r.fail_on {
         FailOn::Any => !o.findings.is_empty(),
@@ -983,6 +993,7 @@ fn validate_report(
 ) -> Result<i32> {
     use crate::report::{Finding, Secret};
     use serde_json::Value;
+    use_fingerprint_key(&load_config(None, &[])?.0)?;
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let mut lines: Vec<Value> = Vec::new();
     for (n, l) in text
@@ -1022,31 +1033,44 @@ fn validate_report(
     for (f, &i) in findings.iter().zip(&at) {
         lines[i]["validation"] = serde_json::json!(f.validation);
     }
+    // Every secret the report holds in clear, to mask wherever it shows: a context line can
+    // hold another finding's secret (or a key id's finding, the secret beside it).
+    let known: Vec<String> = lines
+        .iter()
+        .filter(|v| v["redacted"] != Value::Bool(true) && v["rule"] != "aws.access-key-id")
+        .filter_map(|v| v["secret"].as_str().map(String::from))
+        .collect();
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    let masker = (!show)
+        .then(|| build_engine(&Config::default(), &[]).map(|e| Scanner::new(e, Policy::default())));
+    let masker = masker.transpose()?;
     let mut live = false;
     for v in &mut lines {
         live |= v["validation"]["status"] == "live";
-        if v["redacted"] == Value::Bool(true) {
+        if v["redacted"] == Value::Bool(true)
+            && v["rule"].as_str().is_some_and(|r| r.starts_with("aws."))
+        {
             // Nothing to check it with: say so.
-            if v["rule"].as_str().is_some_and(|r| r.starts_with("aws.")) {
-                v["validation"] = serde_json::json!({
-                    "status": "skipped",
-                    "reason": "redacted in the report (write it with --show-secrets)",
-                    "checked_at": crate::validate::now_rfc3339(),
-                });
-            }
-            continue;
+            v["validation"] = serde_json::json!({
+                "status": "skipped",
+                "reason": "redacted in the report (write it with --show-secrets)",
+                "checked_at": crate::validate::now_rfc3339(),
+            });
         }
-        if show || v["rule"] == "aws.access-key-id" {
-            continue;
+        let Some(masker) = &masker else { continue };
+        // Redact as the writers do: the secret, and every secret in the context line,
+        // whether this finding's or another's, key ids' findings included.
+        if let Some(c) = v["context"].as_str() {
+            v["context"] = Value::String(masker.mask_text(c, &known));
         }
-        // Redact as the writers do: the secret, and the secret inside the context line.
-        if let Some(s) = v["secret"].as_str().map(String::from) {
-            let masked = Secret::new(s.as_bytes()).redacted();
-            if let Some(c) = v["context"].as_str() {
-                v["context"] = Value::String(c.replace(&s, &masked));
+        if v["rule"] != "aws.access-key-id" && v["redacted"] != Value::Bool(true) {
+            if let Some(s) = v["secret"].as_str() {
+                v["secret"] = Value::String(Secret::new(s.as_bytes()).redacted());
+                v["redacted"] = Value::Bool(true);
             }
-            v["secret"] = Value::String(masked);
-            v["redacted"] = Value::Bool(true);
+            if let Some(o) = v.as_object_mut() {
+                o.remove("entropy");
+            }
         }
     }
     let mut out = open_output(output, show)?;

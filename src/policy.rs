@@ -23,12 +23,128 @@ pub struct Config {
     pub rules: RulesConfig,
     #[serde(default)]
     pub validate: ValidateConfig,
+    /// The key fingerprints are made with (`[fingerprint]`).
+    #[serde(default)]
+    pub fingerprint: FingerprintConfig,
     /// Commands run on findings (`[[hooks]]`).
     #[serde(default)]
     pub hooks: Vec<crate::respond::HookConfig>,
     /// Where the file was, for paths in it (hook commands run there).
     #[serde(skip)]
     pub dir: PathBuf,
+}
+
+/// Where the fingerprint key comes from. A team that shares baselines shares this key (best
+/// through a CI secret in `LEAKHOUND_FINGERPRINT_KEY` or a file outside the repository).
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FingerprintConfig {
+    /// A file holding the key (relative to the config file).
+    pub key_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for FingerprintConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FingerprintConfig")
+            .field("key_file", &self.key_file)
+            .finish()
+    }
+}
+
+/// The environment variable that holds the fingerprint key (a CI secret, say).
+pub const FINGERPRINT_KEY_VAR: &str = "LEAKHOUND_FINGERPRINT_KEY";
+
+/// Where this run's fingerprint key came from, for a note to the operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    Env,
+    File(PathBuf),
+    /// Made for this machine's user, kept in the state directory.
+    State(PathBuf),
+    /// No state directory could hold one: fingerprints differ from run to run.
+    Ephemeral(String),
+}
+
+/// The fingerprint key: `LEAKHOUND_FINGERPRINT_KEY`, else the config's `key_file`, else a
+/// random key made once and kept (0600) in the state directory. Returns the key and where it
+/// came from.
+pub fn fingerprint_key(cfg: &Config) -> Result<(Vec<u8>, KeySource), PolicyError> {
+    if let Some(v) = std::env::var_os(FINGERPRINT_KEY_VAR).filter(|v| !v.is_empty()) {
+        return Ok((v.as_encoded_bytes().to_vec(), KeySource::Env));
+    }
+    if let Some(f) = &cfg.fingerprint.key_file {
+        let path = if f.is_relative() {
+            cfg.dir.join(f)
+        } else {
+            f.clone()
+        };
+        let key = std::fs::read(&path).map_err(|source| PolicyError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let key = key.trim_ascii().to_vec();
+        if key.len() < 16 {
+            return Err(PolicyError::Invalid {
+                path: path.display().to_string(),
+                message: "fingerprint key file: the key needs at least 16 bytes".into(),
+            });
+        }
+        return Ok((key, KeySource::File(path)));
+    }
+    match state_dir().map(|d| state_key(&d.join("fingerprint.key"))) {
+        Some(Ok((key, path))) => Ok((key, KeySource::State(path))),
+        Some(Err(e)) => Ok((Vec::new(), KeySource::Ephemeral(e.to_string()))),
+        None => Ok((
+            Vec::new(),
+            KeySource::Ephemeral("no HOME or XDG_STATE_HOME".into()),
+        )),
+    }
+}
+
+/// Read the key at `path`, or make it: random bytes written to a private temporary file and
+/// linked into place, so two runs starting at once agree on one key.
+fn state_key(path: &Path) -> std::io::Result<(Vec<u8>, PathBuf)> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Ok(k) = std::fs::read(path) {
+        if k.len() >= 32 {
+            return Ok((k, path.to_path_buf()));
+        }
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut key = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
+    let hexed: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    let tmp = dir.join(format!(".fingerprint.key.{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(hexed.as_bytes())?;
+    f.sync_all()?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok((hexed.into_bytes(), path.to_path_buf())),
+        // Another run made it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Ok((std::fs::read(path)?, path.to_path_buf()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `$XDG_STATE_HOME/leakhound`, else `~/.local/state/leakhound`: the operator's state
+/// (fingerprint key, validation cache, hook runs).
+pub fn state_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+    Some(base.join("leakhound"))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -85,7 +201,7 @@ impl Config {
         })?;
         let mut cfg: Config = toml::from_str(&text).map_err(|e| PolicyError::Invalid {
             path: p.clone(),
-            message: e.to_string().trim_end().to_string(),
+            message: crate::rules::toml_error(&text, &e),
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
         cfg.dir = base.to_path_buf();
@@ -204,10 +320,13 @@ pub fn read_baseline(path: &Path) -> Result<HashSet<String>, PolicyError> {
         message,
     };
     let docs: Vec<serde_json::Value> = match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::Object(mut o)) => match o.remove("findings") {
-            Some(serde_json::Value::Array(a)) => a,
-            _ => return Err(invalid("a JSON report needs a \"findings\" array".into())),
-        },
+        Ok(serde_json::Value::Object(mut o)) => {
+            check_key_id(o.get("fingerprint_key_id")).map_err(invalid)?;
+            match o.remove("findings") {
+                Some(serde_json::Value::Array(a)) => a,
+                _ => return Err(invalid("a JSON report needs a \"findings\" array".into())),
+            }
+        }
         Ok(serde_json::Value::Array(a)) => a,
         Ok(_) => return Err(invalid("not a leakhound report".into())),
         Err(_) => text
@@ -215,6 +334,7 @@ pub fn read_baseline(path: &Path) -> Result<HashSet<String>, PolicyError> {
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
             .map(|(i, l)| {
+                // serde_json's messages name a position, never the input.
                 serde_json::from_str(l).map_err(|e| invalid(format!("line {}: {e}", i + 1)))
             })
             .collect::<Result<_, _>>()?,
@@ -228,4 +348,43 @@ pub fn read_baseline(path: &Path) -> Result<HashSet<String>, PolicyError> {
                 .ok_or_else(|| invalid(format!("finding {}: no \"fingerprint\"", i + 1)))
         })
         .collect()
+}
+
+/// A baseline names the key its fingerprints were made with; under another key none of them
+/// would match, and every accepted finding would come back without a word of why.
+fn check_key_id(id: Option<&serde_json::Value>) -> Result<(), String> {
+    let Some(id) = id.and_then(|v| v.as_str()) else {
+        return Ok(());
+    };
+    let ours = crate::report::fingerprint_key_id();
+    if id == ours {
+        return Ok(());
+    }
+    Err(format!(
+        "its fingerprints were made with another fingerprint key (id {id}; this run's is \
+         {ours}): run with the key that wrote it ({FINGERPRINT_KEY_VAR} or [fingerprint] key_file \
+         in the config), or write the baseline again"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_errors_never_quote_the_input() {
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        for text in [
+            format!("GITHUB_TOKEN={token}\n"),
+            format!("allow = \"{token}\"\n"),
+            format!("[allow]\npaths = \"{token}\"\n"),
+            format!("{token} = 1\n"),
+            format!("\"{token}\" = 1\n"),
+        ] {
+            let e = toml::from_str::<Config>(&text).unwrap_err();
+            let m = crate::rules::toml_error(&text, &e);
+            assert!(!m.contains("ghp_abcdef"), "{m}");
+            assert!(m.starts_with("line 1") || m.starts_with("line 2"), "{m}");
+        }
+    }
 }

@@ -112,10 +112,15 @@ impl Scanner {
     /// A notebook's cells and text outputs, each decoded from its JSON string and mapped back
     /// to the file's own bytes. `None` when it is not valid JSON.
     fn notebook(&self, path: &str, raw: &[u8]) -> Option<Vec<Finding>> {
-        let mut out = Vec::new();
-        for part in source::notebook::parts(raw)? {
+        let parts = source::notebook::parts(raw)?;
+        // Every field's matches, in the file's own bytes, before any is reported: a context
+        // line of a minified notebook spans many fields, and each field's secret is masked
+        // in every other field's context.
+        let mut known = Vec::new();
+        let mut each = Vec::with_capacity(parts.len());
+        for part in &parts {
             let v = &part.view;
-            let matches: Vec<Match> = self
+            let mapped: Vec<Match> = self
                 .engine
                 .scan(&v.bytes)
                 .into_iter()
@@ -126,6 +131,29 @@ impl Scanner {
                     match_start: v.map[m.match_start],
                     match_end: v.map[m.match_end],
                 })
+                .collect();
+            known.extend_from_slice(&mapped);
+            each.push(mapped);
+        }
+        // The file as it is, too: a secret outside every cell's text (in metadata, widget
+        // state) is a finding of its own, and masked in every context.
+        let raw_plain = self.engine.scan(raw);
+        let outside: Vec<Match> = raw_plain
+            .iter()
+            .filter(|r| !known.iter().any(|k| k.start < r.end && r.start < k.end))
+            .filter(|m| !self.policy.match_allowed(raw, m))
+            .copied()
+            .collect();
+        known.extend_from_slice(&raw_plain);
+        let file = source::Provenance::File {
+            path: path.to_string(),
+            variable: None,
+        };
+        let rules = self.engine.rules();
+        let mut out = report::findings_masked(rules, raw, &outside, &known, &file, Origin::START);
+        for (part, mapped) in parts.iter().zip(each) {
+            let matches: Vec<Match> = mapped
+                .into_iter()
                 .filter(|m| !self.policy.match_allowed(raw, m))
                 .collect();
             if matches.is_empty() {
@@ -135,9 +163,16 @@ impl Scanner {
                 path: path.to_string(),
                 cell: part.cell,
                 output: part.output,
-                field: part.field,
+                field: part.field.clone(),
             };
-            out.extend(report::findings(self.engine.rules(), raw, &matches, &prov));
+            out.extend(report::findings_masked(
+                rules,
+                raw,
+                &matches,
+                &known,
+                &prov,
+                Origin::START,
+            ));
         }
         Some(out)
     }
@@ -156,6 +191,22 @@ impl Scanner {
                 s
             }
         };
+        let known = scanned_spans(&scanned);
+        self.found(hay, &scanned, &known, &blob.provenance, Origin::START)
+    }
+
+    /// Findings from what one blob (or chunk) holds, minus what the policy allows. Each
+    /// context is masked with `known`: every span any pass took for a secret, allowed ones
+    /// included, so a plain secret in a base64 finding's context (and the reverse) stays
+    /// hidden.
+    fn found(
+        &self,
+        hay: &[u8],
+        scanned: &Scanned,
+        known: &[Match],
+        provenance: &source::Provenance,
+        origin: Origin,
+    ) -> Vec<Finding> {
         let rules = self.engine.rules();
         let kept: Vec<Match> = scanned
             .plain
@@ -163,7 +214,7 @@ impl Scanner {
             .filter(|m| !self.policy.match_allowed(hay, m))
             .copied()
             .collect();
-        let mut out = report::findings(rules, hay, &kept, &blob.provenance);
+        let mut out = report::findings_masked(rules, hay, &kept, known, provenance, origin);
         // One pass for all decoded matches: `findings` returns them in order of start, so
         // they are sorted the same way first to pair each with its decoded secret.
         let mut decoded: Vec<&Decoded> = scanned
@@ -173,13 +224,62 @@ impl Scanner {
             .collect();
         decoded.sort_by_key(|d| d.at.start);
         let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
-        let found = report::findings(rules, hay, &at, &blob.provenance);
+        let found = report::findings_masked(rules, hay, &at, known, provenance, origin);
         out.extend(
             found
                 .into_iter()
                 .zip(decoded)
                 .map(|(f, d)| f.decoded(d.encoding, &d.secret)),
         );
+        out
+    }
+
+    /// `text` with every secret in it masked: each of `known` wherever it occurs, and whatever
+    /// a rule matches there, plain or in a decoded view. For text leakhound did not build
+    /// itself (an earlier report's context line).
+    pub fn mask_text(&self, text: &str, known: &[&str]) -> String {
+        let mut spans: Vec<(usize, usize)> = scanned_spans(&self.matches(text.as_bytes()))
+            .iter()
+            .filter(|m| !self.engine.rules()[m.rule].public)
+            .map(|m| (m.start, m.end))
+            .collect();
+        for k in known.iter().filter(|k| !k.is_empty()) {
+            spans.extend(text.match_indices(*k).map(|(i, _)| (i, i + k.len())));
+            // A context is clipped: a secret cut at either edge shows only a piece.
+            let edge = |n: usize| n >= 4 && n < k.len();
+            if let Some(n) = (1..=k.len().min(text.len()))
+                .rev()
+                .find(|&n| edge(n) && text.as_bytes().ends_with(&k.as_bytes()[..n]))
+            {
+                spans.push((text.len() - n, text.len()));
+            }
+            if let Some(n) = (1..=k.len().min(text.len()))
+                .rev()
+                .find(|&n| edge(n) && text.as_bytes().starts_with(&k.as_bytes()[k.len() - n..]))
+            {
+                spans.push((0, n));
+            }
+        }
+        spans.sort();
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (s, e) in spans {
+            // Spans from decoded views can end inside a character: widen to whole ones.
+            let s = (0..=s.max(at))
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            let e = (e..=text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len());
+            if e <= at {
+                continue;
+            }
+            out.push_str(&text[at..s]);
+            out.push_str(&report::Secret::new(&text.as_bytes()[s..e]).redacted());
+            at = e;
+        }
+        out.push_str(&text[at..]);
         out
     }
 
@@ -229,20 +329,14 @@ impl Scanner {
             let last = end == len;
             let own_to = if last { len } else { end - OVERLAP };
             let hay = &map[base..end];
-            let kept: Vec<Match> = self
-                .engine
-                .scan(hay)
-                .into_iter()
-                .filter(|m| (own_from..own_to).contains(&(base + m.start)))
-                .filter(|m| !self.policy.match_allowed(hay, m))
-                .collect();
-            out.extend(report::findings_at(
-                self.engine.rules(),
-                hay,
-                &kept,
-                &blob.provenance,
-                origin,
-            ));
+            // The whole chunk's matches mask contexts; each chunk reports the ones that start
+            // in its own part.
+            let mut scanned = self.matches(hay);
+            let own = |m: &Match| (own_from..own_to).contains(&(base + m.start));
+            let all = scanned_spans(&scanned);
+            scanned.plain.retain(own);
+            scanned.decoded.retain(|d| own(&d.at));
+            out.extend(self.found(hay, &scanned, &all, &blob.provenance, origin));
             if last {
                 return out;
             }
@@ -367,7 +461,7 @@ impl Scanner {
             let blob = env.blob();
             let found = self.blob(&blob);
             c.summary.files += 1;
-            c.summary.bytes += blob.data.len() as u64;
+            c.summary.bytes += env.file.as_ref().map_or(blob.data.len() as u64, |f| f.1);
             let found = found
                 .into_iter()
                 .map(|mut f| {
@@ -375,6 +469,9 @@ impl Scanner {
                         origin: env.origin.clone(),
                         variable: env.variable(f.line).unwrap_or_default(),
                     };
+                    let line = env.file_line(f.line);
+                    f.end_line = line + (f.end_line - f.line);
+                    f.line = line;
                     f
                 })
                 .collect();
@@ -731,6 +828,12 @@ fn warn(
 struct Scanned {
     plain: Vec<Match>,
     decoded: Vec<Decoded>,
+}
+
+/// Every span of `s`, plain and decoded: what a context must not show.
+fn scanned_spans(s: &Scanned) -> Vec<Match> {
+    let decoded = s.decoded.iter().map(|d| d.at);
+    s.plain.iter().copied().chain(decoded).collect()
 }
 
 /// A match in a decoded view: its encoded span in the blob and the decoded secret.

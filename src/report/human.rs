@@ -30,7 +30,7 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
             if last_path.is_some() {
                 writeln!(out)?;
             }
-            writeln!(out, "{}", st.paint("1", &path))?;
+            writeln!(out, "{}", st.paint("1", &printable(&path)))?;
             last_path = Some(path);
         }
         writeln!(
@@ -45,6 +45,24 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
         let ctx = ctx.trim();
         if !ctx.is_empty() {
             writeln!(out, "  {:>9}  {}", "", st.paint("2", ctx))?;
+        }
+        if let crate::source::Provenance::Notebook {
+            cell,
+            output,
+            field,
+            ..
+        } = &f.provenance
+        {
+            // As a JSON path into the notebook, indexes from 0 as in the JSON report.
+            let mut at = match cell {
+                Some(c) => format!("cells[{c}]"),
+                None => "notebook".to_string(),
+            };
+            if let Some(o) = output {
+                at.push_str(&format!(".outputs[{o}]"));
+            }
+            at.push_str(&format!(" {}", printable(field)));
+            writeln!(out, "  {:>9}  {}", "", st.paint("36", &at))?;
         }
         if let crate::source::Provenance::Git { commit, .. } = &f.provenance {
             let origin = match commit {
@@ -110,6 +128,23 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
         writeln!(out)?;
     }
     writeln!(out, "{}", summary_line(r.summary, r.findings.len()))
+}
+
+/// `s` safe for a terminal: control characters (an escape sequence or a newline in a file
+/// name) shown escaped instead of acted on.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn summary_line(s: &Summary, findings: usize) -> String {

@@ -19,13 +19,16 @@ pub fn finding_json(f: &Finding, show: bool) -> Value {
         "secret": f.display_secret(show),
         "redacted": !(show || f.public),
         "fingerprint": f.fingerprint,
-        "entropy": (f.entropy * 100.0).round() / 100.0,
         "context": f.context.render(show),
         "encoding": f.encoding,
         "credential_set": f.credential_set,
         "provenance": f.provenance,
     });
-    // Present only where they apply, so other findings keep their shape.
+    // Present only where they apply, so other findings keep their shape. The entropy of a
+    // redacted secret is left out: with its length it narrows a guess.
+    if show || f.public {
+        v["entropy"] = json!((f.entropy * 100.0).round() / 100.0);
+    }
     if let Some(a) = &f.aws_account {
         v["aws_account"] = json!(a);
     }
@@ -42,6 +45,7 @@ pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> 
     let doc = json!({
         "tool": "leakhound",
         "version": env!("CARGO_PKG_VERSION"),
+        "fingerprint_key_id": super::fingerprint_key_id(),
         "findings": r.findings.iter().map(|f| finding_json(f, r.show_secrets)).collect::<Vec<_>>(),
         "warnings": r.warnings,
         "summary": r.summary,
@@ -56,4 +60,25 @@ pub(super) fn write_jsonl(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// A baseline: what identifies each accepted finding, and nothing of its secret. No context
+/// line and no masked secret: a baseline is committed, and a context can hold other secrets.
+pub fn write_baseline(findings: &[Finding], out: &mut dyn Write) -> io::Result<()> {
+    let doc = json!({
+        "tool": "leakhound",
+        "version": env!("CARGO_PKG_VERSION"),
+        "fingerprint_key_id": super::fingerprint_key_id(),
+        "findings": findings.iter().map(|f| json!({
+            "rule": f.rule_id,
+            "path": f.path(),
+            "line": f.line,
+            "column": f.column,
+            "fingerprint": f.fingerprint,
+            "provenance": f.provenance,
+        })).collect::<Vec<_>>(),
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)?;
+    out.flush()
 }

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use std::io::{self, Write};
 use std::time::Duration;
 
-pub use human::{bytes as human_bytes, HumanOptions};
+pub use human::{bytes as human_bytes, printable, HumanOptions};
 
 /// Bytes of a secret. `Debug` never shows them and there is no `Serialize`: a writer must
 /// choose between [`Secret::redacted`] and [`Secret::reveal`].
@@ -22,7 +22,8 @@ pub struct Secret(Vec<u8>);
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Secret(<{} bytes redacted>)", self.0.len())
+        // Not even the length: it narrows a guess.
+        write!(f, "Secret(<redacted>)")
     }
 }
 
@@ -173,14 +174,73 @@ impl Finding {
     }
 }
 
-/// Stable across runs and machines: the rule and the secret, nothing about where it was.
+/// Stable across runs for one fingerprint key: a keyed hash (HMAC-SHA256) of the rule and the
+/// secret, nothing about where it was. The key makes it useless for guessing the secret
+/// offline: without it, a weak password cannot be confirmed by hashing candidates.
 pub fn fingerprint(rule_id: &str, secret: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(rule_id.as_bytes());
-    h.update([0]);
-    h.update(secret);
-    let d = h.finalize();
-    d[..16].iter().map(|b| format!("{b:02x}")).collect()
+    let d = keyed_hash(&[rule_id.as_bytes(), &[0], secret]);
+    hex(&d[..16])
+}
+
+/// HMAC-SHA256 of the concatenated `parts` under the fingerprint key. Anything leakhound keeps
+/// about a secret outside memory (fingerprints, baselines, caches) goes through this.
+pub fn keyed_hash(parts: &[&[u8]]) -> [u8; 32] {
+    hmac_sha256(fingerprint_key(), parts)
+}
+
+/// Names the fingerprint key without revealing it: written into baselines, so a baseline
+/// made with another key is refused instead of silently suppressing nothing.
+pub fn fingerprint_key_id() -> String {
+    hex(&keyed_hash(&[b"leakhound fingerprint key id"])[..6])
+}
+
+static FINGERPRINT_KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+
+/// Use `key` for every fingerprint this process makes. Returns false when a key was already
+/// in use (fingerprints made so far would not compare).
+pub fn set_fingerprint_key(key: &[u8]) -> bool {
+    let derived: [u8; 32] = Sha256::digest(key).into();
+    FINGERPRINT_KEY.set(derived).is_ok() || FINGERPRINT_KEY.get() == Some(&derived)
+}
+
+/// The key set by [`set_fingerprint_key`]; without one, a random key for this process only:
+/// fingerprints then compare within the run but not across runs (the CLI always sets one).
+fn fingerprint_key() -> &'static [u8; 32] {
+    FINGERPRINT_KEY.get_or_init(|| {
+        let mut k = [0u8; 32];
+        let random = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut k));
+        if random.is_err() {
+            // No randomness source: still unguessable enough to be different per process.
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            k = Sha256::digest(format!("{t:?}{}", std::process::id())).into();
+        }
+        k
+    })
+}
+
+fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
+    let mut ipad = [0x36u8; 64];
+    let mut opad = [0x5cu8; 64];
+    for (i, b) in key.iter().enumerate() {
+        ipad[i] ^= b;
+        opad[i] ^= b;
+    }
+    let mut inner = Sha256::new();
+    inner.update(ipad);
+    for p in parts {
+        inner.update(p);
+    }
+    let mut outer = Sha256::new();
+    outer.update(opad);
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 const AWS_ID: &str = "aws.access-key-id";
@@ -271,10 +331,7 @@ pub fn pair_credentials(findings: &mut [Finding]) {
             for &m in &parts {
                 h.update(findings[m].fingerprint.as_bytes());
             }
-            let set: String = h.finalize()[..8]
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let set = hex(&h.finalize()[..8]);
             for m in parts {
                 findings[m].credential_set = Some(set.clone());
             }
@@ -331,8 +388,24 @@ pub fn findings_at(
     provenance: &Provenance,
     origin: Origin,
 ) -> Vec<Finding> {
+    findings_masked(rules, hay, matches, matches, provenance, origin)
+}
+
+/// [`findings_at`], with each context masked by `known`: every span in `hay` that any pass
+/// (plain, decoded views, other notebook fields, matches the policy allowed) took for a
+/// secret. A context then never shows a secret that another finding, or no finding, holds.
+pub fn findings_masked(
+    rules: &[Rule],
+    hay: &[u8],
+    matches: &[Match],
+    known: &[Match],
+    provenance: &Provenance,
+    origin: Origin,
+) -> Vec<Finding> {
     let mut sorted: Vec<&Match> = matches.iter().collect();
     sorted.sort_by_key(|m| m.start);
+    let mut masks: Vec<&Match> = known.iter().chain(matches).collect();
+    masks.sort_by_key(|m| (m.start, std::cmp::Reverse(m.end)));
     let mut out = Vec::with_capacity(sorted.len());
     let mut line = origin.line;
     let mut counted = 0;
@@ -364,7 +437,7 @@ pub fn findings_at(
             public: rule.public,
             fingerprint: fingerprint(&rule.id, secret),
             entropy: crate::engine::shannon_entropy(secret),
-            context: context(rules, hay, m, &sorted),
+            context: context(rules, hay, m, &masks),
             encoding: None,
             credential_set: None,
             aws_account: None,
@@ -485,7 +558,7 @@ pub fn write(
     }
 }
 
-pub use json::finding_json;
+pub use json::{finding_json, write_baseline};
 
 #[cfg(test)]
 mod tests {
@@ -495,7 +568,34 @@ mod tests {
     fn secret_debug_never_shows_bytes() {
         let s = Secret::new(b"hunter2-but-longer-than-sixteen");
         assert!(!format!("{s:?}").contains("hunter"));
+        assert!(!format!("{s:?}").contains("31"), "no length either");
         assert!(!s.redacted().contains("hunter"));
+    }
+
+    #[test]
+    fn fingerprint_is_an_hmac_under_the_key() {
+        // The key as the module derives it from the operator's key text.
+        let key: [u8; 32] = Sha256::digest(b"k").into();
+        let a = hmac_sha256(&key, &[b"rule", &[0], b"secret"]);
+        let b = hmac_sha256(&key, &[b"rule\0secret"]);
+        assert_eq!(a, b, "parts are concatenated");
+        let other: [u8; 32] = Sha256::digest(b"other").into();
+        assert_ne!(a, hmac_sha256(&other, &[b"rule\0secret"]));
+        // Not the unkeyed hash an attacker could compute offline.
+        let plain: [u8; 32] = Sha256::digest(b"rule\0secret").into();
+        assert_ne!(a, plain);
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        // RFC 4231 test case 1 uses a 20-byte key; HMAC pads keys to the block, so the same
+        // key padded with zeros to 32 bytes gives the same MAC.
+        let mut key = [0u8; 32];
+        key[..20].copy_from_slice(&[0x0b; 20]);
+        assert_eq!(
+            hex(&hmac_sha256(&key, &[b"Hi There"])),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
     }
 
     #[test]

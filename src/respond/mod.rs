@@ -331,7 +331,9 @@ fn execute(
         // The report owns stdout; a hook's output goes to stderr.
         .stdout(std::io::stderr())
         .stderr(Stdio::inherit())
-        .env("LEAKHOUND_HOOK", &h.name);
+        .env("LEAKHOUND_HOOK", &h.name)
+        // The key that makes fingerprints irreversible is not the hook's to hold.
+        .env_remove(crate::policy::FINGERPRINT_KEY_VAR);
     for v in AWS_CREDENTIAL_VARS {
         if !h.pass_env.iter().any(|p| p == v) {
             cmd.env_remove(v);

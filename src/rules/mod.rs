@@ -124,13 +124,51 @@ impl Rule {
 pub fn parse(origin: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
     let file: RuleFile = toml::from_str(text).map_err(|e| RuleError::Parse {
         file: origin.to_string(),
-        message: e.to_string().trim_end().replace('\n', " "),
+        message: toml_error(text, &e),
     })?;
     let mut rules = file.rules;
     for r in &mut rules {
         r.origin = origin.to_string();
     }
     Ok(rules)
+}
+
+/// A TOML error as `line L, column C: message`, without the input line the toml crate quotes
+/// and with quoted values masked: a file given here by mistake (a `.env`) holds secrets.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let at = e.span().map(|s| {
+        let before = &text.as_bytes()[..s.start.min(text.len())];
+        let line = 1 + memchr::memchr_iter(b'\n', before).count();
+        let col = 1 + before.len() - memchr::memrchr(b'\n', before).map_or(0, |p| p + 1);
+        format!("line {line}, column {col}: ")
+    });
+    format!("{}{}", at.unwrap_or_default(), mask_quoted(e.message()))
+}
+
+/// `message` with the contents of every `"…"` and of long `` `…` `` masked: serde quotes
+/// values (`invalid type: string "…"`) and unknown keys in them.
+fn mask_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(['"', '`']) {
+        let q = rest.as_bytes()[i] as char;
+        out.push_str(&rest[..=i]);
+        rest = &rest[i + 1..];
+        let Some(j) = rest.find(q) else {
+            out.push('…');
+            return out;
+        };
+        let inner = &rest[..j];
+        let word = inner.len() <= 32
+            && inner
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+        out.push_str(if q == '`' && word { inner } else { "…" });
+        out.push(q);
+        rest = &rest[j + 1..];
+    }
+    out.push_str(rest);
+    out.replace(['\n', '\r'], " ")
 }
 
 /// The embedded default rule set.
@@ -185,4 +223,22 @@ pub fn disable(rules: &mut Vec<Rule>, globs: &[String]) -> Result<(), globset::E
     let set = b.build()?;
     rules.retain(|r| !set.is_match(&r.id));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_words_are_kept_and_values_masked() {
+        assert_eq!(
+            mask_quoted("unknown field `TOKEN`, expected one of `allow`, `rules`"),
+            "unknown field `TOKEN`, expected one of `allow`, `rules`"
+        );
+        assert_eq!(
+            mask_quoted("invalid type: string \"hunter2hunter2\", expected a sequence"),
+            "invalid type: string \"…\", expected a sequence"
+        );
+        assert_eq!(mask_quoted("cut \"abc"), "cut \"…");
+    }
 }

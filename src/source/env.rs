@@ -13,6 +13,9 @@ pub struct Environment {
     /// Where it came from: `environment`, `pid 1234`, a file path.
     pub origin: String,
     pub vars: Vec<(Vec<u8>, Vec<u8>)>,
+    /// For a dump file: the file's line of each variable, and the file's size, so findings
+    /// and totals speak of the file, not of the `NAME=VALUE` text it became.
+    pub file: Option<(Vec<usize>, u64)>,
 }
 
 impl Environment {
@@ -24,6 +27,7 @@ impl Environment {
             vars: std::env::vars_os()
                 .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
                 .collect(),
+            file: None,
         }
     }
 
@@ -33,15 +37,19 @@ impl Environment {
         Ok(Environment {
             origin: format!("pid {pid}"),
             vars: parse(&bytes),
+            file: None,
         })
     }
 
     /// A dump file in any of the supported shapes.
     pub fn from_file(path: &std::path::Path) -> std::io::Result<Environment> {
         let bytes = std::fs::read(path)?;
+        let vars = parse(&bytes);
+        let lines = file_lines(&bytes, &vars);
         Ok(Environment {
             origin: path.display().to_string(),
-            vars: parse(&bytes),
+            vars,
+            file: Some((lines, bytes.len() as u64)),
         })
     }
 
@@ -69,12 +77,46 @@ impl Environment {
         }
     }
 
+    /// Where 1-based `line` of [`Environment::blob`] is in the dump file (the same line for
+    /// an environment that is not a file).
+    pub fn file_line(&self, line: usize) -> usize {
+        match &self.file {
+            Some((lines, _)) => lines.get(line.wrapping_sub(1)).copied().unwrap_or(line),
+            None => line,
+        }
+    }
+
     /// The variable on 1-based `line` of [`Environment::blob`].
     pub fn variable(&self, line: usize) -> Option<String> {
         self.vars
             .get(line.checked_sub(1)?)
             .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
     }
+}
+
+/// The 1-based line of `bytes` where each variable is: where its value is first found after
+/// the previous variable (else its name; else the previous variable's line). The parsers
+/// read many shapes (JSON, YAML, tables, UTF-16); finding each value again in order maps
+/// them all back without each parser counting lines.
+fn file_lines(bytes: &[u8], vars: &Vars) -> Vec<usize> {
+    let decoded = crate::decode::utf16_text(bytes);
+    let text = decoded.as_deref().unwrap_or(bytes);
+    let mut at = 0;
+    let mut line = 1;
+    let mut out = Vec::with_capacity(vars.len());
+    for (k, v) in vars {
+        let first_line = v.split(|&b| b == b'\n').next().unwrap_or(v);
+        let found = [first_line, k.as_slice()]
+            .into_iter()
+            .filter(|n| !n.is_empty())
+            .find_map(|n| memchr::memmem::find(&text[at..], n));
+        if let Some(p) = found {
+            line += memchr::memchr_iter(b'\n', &text[at..at + p]).count();
+            at += p;
+        }
+        out.push(line);
+    }
+    out
 }
 
 /// Whether a file name says it holds an environment: `.env`, `*.env`, `.env.*`, `environ`.

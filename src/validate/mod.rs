@@ -155,14 +155,7 @@ impl Options {
     }
 }
 
-/// `$XDG_STATE_HOME/leakhound`, else `~/.local/state/leakhound`.
-pub fn state_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-    Some(base.join("leakhound"))
-}
+pub use crate::policy::state_dir;
 
 /// One AWS credential: what STS is asked with.
 #[derive(Clone)]
@@ -179,19 +172,18 @@ impl std::fmt::Debug for AwsSet {
 }
 
 impl AwsSet {
-    /// A stable, one-way key for the cache.
+    /// A stable, one-way key for the cache, keyed like fingerprints: the cache file on disk
+    /// lets no one test a guessed secret.
     fn hash(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        for part in [
+        let token = self.token.as_deref().unwrap_or("");
+        let d = crate::report::keyed_hash(&[
             self.key_id.as_bytes(),
+            &[0],
             self.secret.as_bytes(),
-            self.token.as_deref().unwrap_or("").as_bytes(),
-        ] {
-            h.update(part);
-            h.update([0]);
-        }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+            &[0],
+            token.as_bytes(),
+        ]);
+        d.iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 

@@ -19,5 +19,6 @@ mod notebook;
 mod precommit;
 mod recall;
 mod rules;
+mod trust;
 mod util;
 mod validate;
