@@ -249,7 +249,10 @@ mod tests {
     #[test]
     fn live_needs_a_well_formed_account_and_arn() {
         use super::proof;
-        let ok = proof(Some("123456789012"), Some("arn:aws:iam::123456789012:user/leaky"));
+        let ok = proof(
+            Some("123456789012"),
+            Some("arn:aws:iam::123456789012:user/leaky"),
+        );
         assert_eq!(
             ok,
             Ok((
@@ -267,7 +270,10 @@ mod tests {
             (Some("12345"), Some("arn:aws:iam::12345:user/x")),
             (Some("123456789012"), Some("user/x")),
             (Some("123456789012"), Some("arn:aws:iam::123456789012:")),
-            (Some("123456789012"), Some("arn:aws:iam::210987654321:user/x")),
+            (
+                Some("123456789012"),
+                Some("arn:aws:iam::210987654321:user/x"),
+            ),
         ] {
             assert!(proof(account, arn).is_err(), "{account:?} {arn:?}");
         }

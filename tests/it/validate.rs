@@ -781,7 +781,9 @@ fn a_200_without_account_and_arn_is_unknown_uncached_and_fires_no_live_hook() {
         "<Account>123456789012</Account><Arn>arn:aws:iam::210987654321:user/x</Arn>",
         "<Account>123456789012</Account><Arn>leaky</Arn>",
     ] {
-        let body = caller_identity(&format!("<GetCallerIdentityResult>{result}</GetCallerIdentityResult>"));
+        let body = caller_identity(&format!(
+            "<GetCallerIdentityResult>{result}</GetCallerIdentityResult>"
+        ));
         let sts = Stub::start("200 OK", body);
         let v = status_of(&run(&sts.endpoint).json(), "data/creds");
         assert_eq!(v["status"], "unknown", "{result}: {v:#}");
@@ -800,7 +802,10 @@ fn a_200_without_account_and_arn_is_unknown_uncached_and_fires_no_live_hook() {
     assert_eq!(v["status"], "live", "{v:#}");
     assert_eq!(v["account"], "123456789012");
     assert_eq!(v["arn"], "arn:aws:iam::123456789012:user/leaky");
-    assert!(sb.path("ops/fired.json").exists(), "the live hook did not fire");
+    assert!(
+        sb.path("ops/fired.json").exists(),
+        "the live hook did not fire"
+    );
 }
 
 /// Processes alive (not zombies) whose process group is `pgid`, or whose pid is `pid`.
@@ -879,8 +884,14 @@ timeout = "500ms"
         // SAFETY: kill(2) on pids the hooks wrote; it touches no memory.
         unsafe { libc::kill(*p, libc::SIGKILL) };
     }
-    assert!(group > 0 && background > 0 && daemon > 0, "the hooks did not run");
-    assert!(survivors.is_empty(), "left running after the timeout: {survivors:?}");
+    assert!(
+        group > 0 && background > 0 && daemon > 0,
+        "the hooks did not run"
+    );
+    assert!(
+        survivors.is_empty(),
+        "left running after the timeout: {survivors:?}"
+    );
     let out = out
         .unwrap_or_else(|_| panic!("leakhound's output was held open for {elapsed:?}"))
         .unwrap();
@@ -895,4 +906,29 @@ timeout = "500ms"
     assert!(r.stderr.contains("hook-says-hello"), "{}", r.stderr);
     assert!(r.stderr.contains("hook-warns"), "{}", r.stderr);
     assert!(!r.stdout.contains("hook-says"));
+}
+
+#[test]
+#[should_panic(
+    expected = "missing tool `leakhound-test-no-such-tool`: install it with `apt-get install x`"
+)]
+fn a_missing_tool_is_named_in_one_line() {
+    crate::util::require_tool("leakhound-test-no-such-tool", "apt-get install x");
+}
+
+#[test]
+fn a_server_that_exits_before_listening_is_reported_at_once_with_what_it_said() {
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", "import leakhound_test_no_such_module"]);
+    let start = Instant::now();
+    let start_it = std::panic::AssertUnwindSafe(|| Server::start("a test server", cmd, |_| None));
+    let err = std::panic::catch_unwind(start_it).map(|_| ()).unwrap_err();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("a test server did not start"), "{msg}");
+    assert!(msg.contains("leakhound_test_no_such_module"), "{msg}");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
 }
