@@ -8,11 +8,19 @@ applied in-process so it answers STS and IAM the way AWS does:
 3. Assumed-role credentials past their expiry are refused with ExpiredToken (moto never
    expires them).
 
+It listens on a port the system picks and prints that port, alone on a line, on stdout once
+it accepts connections: no port is guessed, no wait is timed. It counts the requests that
+reach moto itself, and answers `GET /__count` (not counted) with that number, so tests count
+requests from the server rather than from its log text, whose shape (colours) varies.
+
 Usage (authentication enforced after the first N requests, which bootstrap an admin):
-    INITIAL_NO_AUTH_ACTION_COUNT=3 python3 tests/moto_server.py -H 127.0.0.1 -p PORT
+    INITIAL_NO_AUTH_ACTION_COUNT=3 python3 tests/moto_server.py [-H 127.0.0.1]
 """
 
+import argparse
+import os
 import sys
+import threading
 import uuid
 
 import moto.core.exceptions as exceptions
@@ -89,7 +97,45 @@ def role_key_init(self, account_id, partition, access_key_id, headers):
 
 access_control.AssumedRoleAccessKey.__init__ = role_key_init
 
-if __name__ == "__main__":
-    from moto.server import main
 
-    sys.exit(main())
+class CountRequests:
+    """WSGI middleware: counts what reaches moto; `/__count` reports the count."""
+
+    def __init__(self, app):
+        self.app = app
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO") == "/__count":
+            with self.lock:
+                body = str(self.count).encode()
+            start_response(
+                "200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))]
+            )
+            return [body]
+        # Counted before moto answers: once a client has its answer, the count includes it.
+        with self.lock:
+            self.count += 1
+        return self.app(environ, start_response)
+
+
+def main(argv):
+    from moto.server import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+    from werkzeug.serving import make_server
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-H", "--host", default="127.0.0.1")
+    args = parser.parse_args(argv)
+    app = DomainDispatcherApplication(create_backend_app)
+    server = make_server(
+        args.host, 0, CountRequests(app), threaded=True, request_handler=MotoRequestHandler
+    )
+    # moto builds some URLs from MOTO_PORT, as its own server sets it.
+    os.environ["MOTO_PORT"] = str(server.server_port)
+    print(server.server_port, flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -15,6 +15,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -328,9 +329,13 @@ fn execute(
     cmd.args(&command[1..])
         .current_dir(&h.dir)
         .stdin(Stdio::piped())
-        // The report owns stdout; a hook's output goes to stderr.
-        .stdout(std::io::stderr())
-        .stderr(Stdio::inherit())
+        // Through pipes that leakhound relays to its stderr (the report owns stdout): what a
+        // hook leaves running in the background then holds a pipe leakhound can let go of,
+        // not leakhound's own stderr, on which a capturing caller would wait for ever.
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // A process group of its own, so a timeout kills what the hook started too.
+        .process_group(0)
         .env("LEAKHOUND_HOOK", &h.name)
         // The key that makes fingerprints irreversible is not the hook's to hold.
         .env_remove(crate::policy::FINGERPRINT_KEY_VAR);
@@ -346,6 +351,20 @@ fn execute(
             return ended("error", None);
         }
     };
+    let (relayed, relays_done) = std::sync::mpsc::channel::<()>();
+    let mut relays = 0;
+    let outputs: [Option<Box<dyn std::io::Read + Send>>; 2] = [
+        child.stdout.take().map(|o| Box::new(o) as _),
+        child.stderr.take().map(|e| Box::new(e) as _),
+    ];
+    for mut from in outputs.into_iter().flatten() {
+        let done = relayed.clone();
+        relays += 1;
+        std::thread::spawn(move || {
+            let _ = relay(&mut from);
+            let _ = done.send(());
+        });
+    }
     let mut body = finding_json(f, h.with_secret).to_string();
     body.push('\n');
     // Written from a thread: a hook that never reads its stdin must not stall leakhound.
@@ -355,22 +374,69 @@ fn execute(
         });
     }
     let deadline = start + h.timeout;
-    loop {
+    let run = loop {
         match child.try_wait() {
             Ok(Some(s)) => {
                 let status = if s.success() { "ok" } else { "failed" };
-                return ended(status, s.code());
+                break ended(status, s.code());
             }
             Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_group(&mut child);
                 eprintln!("leakhound: hook {:?} killed after {:?}", h.name, h.timeout);
-                return ended("timeout", None);
+                break ended("timeout", None);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(_) => return ended("error", None),
+            Err(_) => {
+                kill_group(&mut child);
+                break ended("error", None);
+            }
+        }
+    };
+    // The hook's last words, if its pipes close soon; a background process it left holding
+    // them is not waited for (its later output is still relayed while leakhound runs).
+    let drain_until = Instant::now() + HOOK_DRAIN;
+    for _ in 0..relays {
+        let left = drain_until.saturating_duration_since(Instant::now());
+        if relays_done.recv_timeout(left).is_err() {
+            break;
         }
     }
+    run
+}
+
+/// How long a finished hook's output is awaited after the hook itself has exited.
+const HOOK_DRAIN: Duration = Duration::from_millis(200);
+
+/// Copy a hook's output to leakhound's stderr, chunk by chunk, until the pipe closes.
+fn relay(from: &mut dyn std::io::Read) -> std::io::Result<()> {
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut err = std::io::stderr().lock();
+        err.write_all(&buf[..n])?;
+        err.flush()?;
+    }
+}
+
+/// End a hook and everything in its process group (grandchildren included), and reap it.
+fn kill_group(child: &mut std::process::Child) {
+    match libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the group the hook leads
+        // (process_group(0) made its pid the group id); it touches no memory. The hook is not
+        // reaped before this, so its id cannot have passed to another process.
+        Ok(pgid) => unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        },
+        Err(_) => {
+            let _ = child.kill();
+        }
+    }
+    let _ = child.wait();
 }
 
 /// `--audit-log FILE`: one JSON line per validation and per hook run, appended; never a

@@ -45,13 +45,27 @@ pub fn check(engine: &Engine, which: impl Fn(&Rule) -> bool) -> Vec<CheckFailure
             let hit = found.iter().any(|m| m.rule == i);
             let kind = if expect { "examples" } else { "negatives" };
             if hit != expect {
+                // A missed example with none of the keywords in it is the keywords' fault,
+                // not the pattern's: say so, or the author hunts in the wrong place.
+                let lower = text.to_ascii_lowercase();
+                let no_keyword = expect
+                    && !rule.keywords.is_empty()
+                    && !rule
+                        .keywords
+                        .iter()
+                        .any(|k| lower.contains(&k.to_ascii_lowercase()));
                 fail(format!(
                     "{kind}[{}]: {}",
                     if expect { n } else { n - rule.examples.len() },
-                    if expect {
-                        "not found by the engine"
+                    if no_keyword {
+                        format!(
+                            "not found by the engine: none of the keywords ({}) occurs in it",
+                            rule.keywords.join(", ")
+                        )
+                    } else if expect {
+                        "not found by the engine".into()
                     } else {
-                        "matched, but it is a negative"
+                        "matched, but it is a negative".into()
                     }
                 ));
                 continue;

@@ -140,14 +140,20 @@ fn classify(
 ) -> Attempt {
     let e = match r {
         Ok(out) => {
-            return Attempt::Done(Validation {
-                status: Status::Live,
-                account: out.account().map(String::from),
-                arn: out.arn().map(String::from),
-                user_id: out.user_id().map(String::from),
-                reason: None,
-                checked_at: now_rfc3339(),
-            })
+            // A 200 alone proves nothing (a proxy, a stub, an empty result): `live` needs the
+            // account and the ARN that name the credential's owner. Anything less is
+            // `unknown`, which is never cached and fires no `live` hook.
+            return Attempt::Done(match proof(out.account(), out.arn()) {
+                Ok((account, arn)) => Validation {
+                    status: Status::Live,
+                    account: Some(account),
+                    arn: Some(arn),
+                    user_id: out.user_id().map(String::from),
+                    reason: None,
+                    checked_at: now_rfc3339(),
+                },
+                Err(why) => unknown(format!("STS answered 200 but {why}; not taken as live")),
+            });
         }
         Err(e) => e,
     };
@@ -200,6 +206,36 @@ fn classify(
     }
 }
 
+/// The account and ARN of a GetCallerIdentity answer, if they are well formed and agree: a
+/// 12-digit account, and an ARN `arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE` in that
+/// account with a resource.
+fn proof(account: Option<&str>, arn: Option<&str>) -> Result<(String, String), &'static str> {
+    let account = account
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .ok_or("named no account")?;
+    if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("named an account that is not 12 digits");
+    }
+    let arn = arn
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .ok_or("named no ARN")?;
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    let well_formed = parts.len() == 6
+        && parts[0] == "arn"
+        && !parts[1].is_empty()
+        && !parts[2].is_empty()
+        && !parts[5].is_empty();
+    if !well_formed {
+        return Err("named a malformed ARN");
+    }
+    if parts[4] != account {
+        return Err("named an ARN of another account");
+    }
+    Ok((account.to_string(), arn.to_string()))
+}
+
 /// `<Code>X</Code>` from an error body.
 fn raw_code(body: &[u8]) -> Option<String> {
     let s = std::str::from_utf8(body).ok()?;
@@ -210,6 +246,39 @@ fn raw_code(body: &[u8]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn live_needs_a_well_formed_account_and_arn() {
+        use super::proof;
+        let ok = proof(
+            Some("123456789012"),
+            Some("arn:aws:iam::123456789012:user/leaky"),
+        );
+        assert_eq!(
+            ok,
+            Ok((
+                "123456789012".into(),
+                "arn:aws:iam::123456789012:user/leaky".into()
+            ))
+        );
+        let role = "arn:aws:sts::123456789012:assumed-role/worker/s";
+        assert!(proof(Some("123456789012"), Some(role)).is_ok());
+        for (account, arn) in [
+            (None, None),
+            (Some(""), Some("")),
+            (Some("123456789012"), None),
+            (None, Some("arn:aws:iam::123456789012:user/x")),
+            (Some("12345"), Some("arn:aws:iam::12345:user/x")),
+            (Some("123456789012"), Some("user/x")),
+            (Some("123456789012"), Some("arn:aws:iam::123456789012:")),
+            (
+                Some("123456789012"),
+                Some("arn:aws:iam::210987654321:user/x"),
+            ),
+        ] {
+            assert!(proof(account, arn).is_err(), "{account:?} {arn:?}");
+        }
+    }
+
     #[test]
     fn codes_from_wrapped_errors() {
         let body = b"<ErrorResponse><Errors><Error><Code>InvalidClientTokenId</Code></Error></Errors></ErrorResponse>";

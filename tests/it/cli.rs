@@ -65,7 +65,15 @@ fn fingerprints_stable_across_runs_and_paths() {
             .map(|x| x["fingerprint"].as_str().unwrap().to_string())
             .collect()
     };
+    // Two empty lists would be equal too: the three planted secrets must be there, each
+    // with a fingerprint of its own.
+    assert_eq!(fa.len(), 3, "{fa:#?}");
+    let distinct: std::collections::HashSet<_> = fp(&fa).into_iter().collect();
+    assert_eq!(distinct.len(), 3, "{fa:#?}");
+    assert!(distinct.iter().all(|f| !f.is_empty()));
     assert_eq!(fp(&fa), fp(&fb));
+    // The same run again gives the same fingerprints.
+    assert_eq!(fp(&a.run(&["scan", "--format", "jsonl"]).jsonl()), fp(&fa));
 }
 
 #[test]

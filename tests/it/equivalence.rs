@@ -89,14 +89,60 @@ proptest! {
     }
 
     #[test]
-    fn random_bytes_never_panic(hay in proptest::collection::vec(any::<u8>(), 0..4096)) {
+    fn findings_on_random_bytes_are_where_the_matches_are(
+        bytes in proptest::collection::vec(any::<u8>(), 0..4096),
+        planted in input(),
+        at in any::<proptest::sample::Index>(),
+    ) {
+        // Arbitrary bytes with rule examples spliced in somewhere, so there are findings
+        // to check (random bytes alone almost never hold one).
+        let mut hay = bytes.clone();
+        let cut = at.index(hay.len() + 1);
+        hay.splice(cut..cut, planted.iter().copied());
         let e = engine();
         let m = e.scan(&hay);
+        for x in &m {
+            prop_assert!(x.start <= x.end && x.end <= hay.len(), "span {}..{}", x.start, x.end);
+            prop_assert!(x.rule < e.rules().len());
+        }
         let prov = leakhound::source::Provenance::Stream { name: "x".into() };
         let f = leakhound::report::findings(e.rules(), &hay, &m, &prov);
+        prop_assert_eq!(f.len(), m.len());
         for x in &f {
-            let _ = x.context.render(false);
+            // The finding's secret is the bytes at its span, on the line its offset is on.
+            let at_span = String::from_utf8_lossy(&hay[x.start..x.end]).into_owned();
+            prop_assert_eq!(x.secret.reveal(), at_span);
+            let line = 1 + hay[..x.start].iter().filter(|&&b| b == b'\n').count();
+            prop_assert_eq!(x.line, line);
+            prop_assert!(x.end_line >= x.line && x.column >= 1);
+            // A context is one line of text: no newline or other control character.
+            for shown in [x.context.render(false), x.context.render(true)] {
+                prop_assert!(
+                    !shown.chars().any(|c| c.is_control() && c != '\t'),
+                    "control character in {:?}", shown
+                );
+            }
         }
+    }
+}
+
+proptest! {
+    // Each case starts the binary: fewer cases.
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_on_stdin_exit_0_or_1_without_a_panic(
+        bytes in proptest::collection::vec(any::<u8>(), 0..8192),
+        planted in input(),
+    ) {
+        let mut hay = bytes;
+        hay.extend_from_slice(&planted);
+        let sb = crate::util::Sandbox::new();
+        let r = sb.run_stdin(&["scan", "-", "--format", "jsonl"], Some(&hay));
+        // A death by signal is code -1 here, so this excludes it too.
+        prop_assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+        prop_assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        prop_assert_eq!(r.code == 1, !r.jsonl().is_empty());
     }
 }
 

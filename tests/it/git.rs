@@ -22,6 +22,7 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
 }
 
 pub fn git_cmd(dir: &Path) -> Command {
+    crate::util::require_tool("git", "apt-get install git");
     let mut c = Command::new("git");
     c.current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -479,7 +480,7 @@ fn install_hook_blocks_a_commit_with_a_secret_and_refuses_to_overwrite() {
     assert_eq!(r.leakhound(&["install-hook", "--force"]).code, 0);
 
     // A secret blocks the commit; a clean change goes through.
-    let (_, line) = ghp_line(17);
+    let (token, line) = ghp_line(17);
     r.write("leak.env", &line);
     r.git(&["add", "leak.env"]);
     let blocked = to_run(
@@ -489,16 +490,32 @@ fn install_hook_blocks_a_commit_with_a_secret_and_refuses_to_overwrite() {
             .unwrap(),
     );
     assert_ne!(blocked.code, 0);
+    // git sends a hook's output, stdout included, to its own stderr: the report is there.
     assert!(
         blocked.stderr.contains("commit blocked"),
         "{}",
         blocked.stderr
     );
     assert!(
-        !blocked.stdout.contains(&line.trim()[8..]),
-        "secret shown: {}",
-        blocked.stdout
+        blocked.stderr.contains("leak.env") && blocked.stderr.contains("github.pat"),
+        "the finding is not named: {}",
+        blocked.stderr
     );
+    // Redacted: no 8 characters of the token past its `ghp_` prefix, anywhere.
+    for out in [&blocked.stdout, &blocked.stderr] {
+        for piece in token.as_bytes()[4..].windows(8) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            assert!(!out.contains(piece), "secret shown ({piece}): {out}");
+        }
+    }
+    // The commit did not happen.
+    let head = to_run(
+        git_cmd(&r.root)
+            .args(["log", "--format=%s"])
+            .output()
+            .unwrap(),
+    );
+    assert!(!head.stdout.contains("leak"), "{}", head.stdout);
     r.git(&["rm", "-q", "--cached", "leak.env"]);
     r.write("ok.txt", "nothing to see\n");
     r.git(&["add", "ok.txt"]);

@@ -3,13 +3,11 @@
 //! 127.0.0.1, with and without htpasswd auth.
 
 use crate::archive::{gz, tar_of};
-use crate::util::{fake_aws, fake_github, to_run, Run, Sandbox};
+use crate::util::{fake_aws, fake_github, require_tool, to_run, Run, Sandbox};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 fn digest(b: &[u8]) -> String {
     format!("sha256:{:x}", Sha256::digest(b))
@@ -284,35 +282,26 @@ fn broken_images_are_clear_errors_or_warnings() {
     }
 }
 
-/// Debian's docker-registry on a free loopback port, storage in a temporary directory.
+/// Debian's docker-registry on a loopback port it picks itself (and names in its log),
+/// storage in a temporary directory.
 struct Registry {
-    child: Child,
+    _server: crate::util::Server,
     pub addr: String,
     _dir: tempfile::TempDir,
 }
 
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Registry {
     fn start(htpasswd: Option<(&str, &str)>) -> Registry {
+        require_tool("docker-registry", "apt-get install docker-registry");
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
+        // Info level, for the "listening on ADDR" line; the requests it logs are drained.
         let mut cfg = format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
-             http:\n  addr: {addr}\n",
+            "version: 0.1\nlog:\n  level: info\n  formatter: json\nstorage:\n  filesystem:\n    \
+             rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:0\n",
             dir.path().join("data").display()
         );
         if let Some((user, pass)) = htpasswd {
+            require_tool("htpasswd", "apt-get install apache2-utils");
             let out = Command::new("htpasswd")
                 .args(["-Bbn", user, pass])
                 .output()
@@ -326,30 +315,23 @@ impl Registry {
         }
         let cfg_path = dir.path().join("config.yml");
         std::fs::write(&cfg_path, cfg).unwrap();
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&cfg_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docker-registry is installed (.ci/run installs it)");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(&addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "registry did not start on {addr}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let mut cmd = Command::new("docker-registry");
+        cmd.arg("serve").arg(&cfg_path);
+        let server = crate::util::Server::start("docker-registry", cmd, |line| {
+            let v: serde_json::Value = serde_json::from_str(line).ok()?;
+            let addr = v["msg"].as_str()?.strip_prefix("listening on ")?;
+            Some(addr.trim().to_string())
+        });
         Registry {
-            child,
-            addr,
+            addr: server.announced.clone(),
+            _server: server,
             _dir: dir,
         }
     }
 }
 
 fn skopeo(args: &[&str]) {
+    require_tool("skopeo", "apt-get install skopeo");
     let out = Command::new("skopeo")
         .arg("--insecure-policy")
         .args(["copy", "-q"])

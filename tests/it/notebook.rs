@@ -45,12 +45,54 @@ fn findings_name_cell_output_and_file_line() {
     assert_eq!(f[1]["line"].as_u64().unwrap() as usize, line_of(&gh));
 }
 
+/// A notebook of one code cell with one display output holding `data`.
+fn display_notebook(data: serde_json::Value) -> String {
+    serde_json::to_string_pretty(&json!({
+        "cells": [{"cell_type": "code", "execution_count": 1, "metadata": {},
+                   "source": ["plot()\n"],
+                   "outputs": [{"output_type": "display_data", "metadata": {}, "data": data}]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    }))
+    .unwrap()
+}
+
 #[test]
-fn image_outputs_alone_give_no_findings() {
+fn image_outputs_are_skipped_even_with_a_secret_shaped_string_in_them() {
+    use base64::Engine as _;
     let sb = Sandbox::new();
-    sb.write("clean.ipynb", notebook("not-a-secret", "none"));
-    let r = sb.run(&["scan"]);
+    let gh = fake_github(504);
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    // The token pasted into the image data, and inside a PNG text chunk, base64 like the rest.
+    let mut bytes = base64::engine::general_purpose::STANDARD
+        .decode(png)
+        .unwrap();
+    bytes.extend_from_slice(format!("tEXtComment\0token={gh}").as_bytes());
+    let chunk = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    sb.write(
+        "plots/raw.ipynb",
+        display_notebook(
+            json!({"image/png": format!("{}{gh}{}", &png[..40], &png[40..]),
+                                "text/plain": ["<Figure size 640x480>"]}),
+        ),
+    );
+    sb.write(
+        "plots/chunk.ipynb",
+        display_notebook(json!({"image/png": chunk, "text/plain": ["<Figure size 640x480>"]})),
+    );
+    let r = sb.run(&["scan", "plots", "--format", "jsonl"]);
     assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(r.jsonl().is_empty(), "{}", r.stdout);
+    // The same token in the text beside the image is found: the fixture itself can fail.
+    sb.write(
+        "text/shown.ipynb",
+        display_notebook(json!({"image/png": png, "text/plain": [format!("token={gh}")]})),
+    );
+    let r = sb.run(&["scan", "text", "--format", "jsonl"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let f = r.jsonl();
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["rule"], "github.pat");
+    assert_eq!(f[0]["provenance"]["field"], "text/plain");
 }
 
 #[test]

@@ -116,45 +116,57 @@ negatives = ["acme_short"]
     sb.write("good.toml", good);
     assert_eq!(sb.run(&["rules", "check", "good.toml"]).code, 0);
 
+    // Neutral file names: a needle must come from the message, never from the path.
     let cases: &[(&str, &str, &str)] = &[
         (
-            "missed.toml",
+            "case1.toml",
             &good.replace("acme_k3j5h7g9f2d4s6a8", "nothing"),
-            "examples[0]",
+            "examples[0]: not found",
         ),
         (
-            "negative.toml",
+            "case2.toml",
             &good.replace("acme_short", "acme_q1w2e3r4t5y6u7i8"),
-            "negatives[0]",
+            "negatives[0]: matched",
         ),
-        ("nogroup.toml", &good.replace("?P<secret>", ""), "pattern"),
-        ("unbounded.toml", &good.replace("{16}", "+"), "unbounded"),
         (
-            "badregex.toml",
+            "case3.toml",
+            &good.replace("?P<secret>", ""),
+            "no capture group named `secret`",
+        ),
+        (
+            "case4.toml",
+            &good.replace("{16}", "+"),
+            "match length is unbounded",
+        ),
+        (
+            "case5.toml",
             &good.replace("[a-z0-9]", "[a-z0-9"),
-            "pattern",
+            "unclosed character class",
         ),
         (
-            "keyword.toml",
+            "case6.toml",
             &good.replace("[\"acme_\"]", "[\"zzz\"]"),
-            "keyword",
+            "none of the keywords (zzz) occurs",
         ),
-        ("unknown.toml", &good.replace("name =", "nmae ="), "nmae"),
+        ("case7.toml", &good.replace("name =", "nmae ="), "nmae"),
     ];
     for (file, text, needle) in cases {
+        assert!(!file.contains(needle));
         sb.write(file, text);
         let r = sb.run(&["rules", "check", file]);
         assert_eq!(r.code, 2, "{file}: {}", r.stderr);
         assert!(r.stderr.contains(file), "{file}: {}", r.stderr);
         assert!(
             r.stderr.contains(needle),
-            "{file} should mention {needle}: {}",
+            "{file} should say {needle:?}: {}",
             r.stderr
         );
         // A scan that loads the broken file fails the same way.
-        assert_eq!(sb.run(&["scan", ".", "--rules", file]).code, 2);
+        let scan = sb.run(&["scan", ".", "--rules", file]);
+        assert_eq!(scan.code, 2, "{file}: {}", scan.stderr);
+        assert!(scan.stderr.contains(file), "{file}: {}", scan.stderr);
     }
-    let r = sb.run(&["rules", "check", "missed.toml"]);
+    let r = sb.run(&["rules", "check", "case1.toml"]);
     assert!(r.stderr.contains("acme.token"), "{}", r.stderr);
 }
 

@@ -1,72 +1,41 @@
 //! `--validate` against moto's server (tests/moto_server.py) on 127.0.0.1 with authentication
 //! enforced: every status from real STS calls.
 
-use crate::util::{fake_aws, to_run, Run, Sandbox};
+use crate::util::{fake_aws, require_python_modules, to_run, Run, Sandbox, Server};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// moto on a free port; counts the requests it serves (from its request log).
+/// moto on a port it picked itself, with the fixture's credentials.
 struct Moto {
-    child: Child,
+    server: Server,
     endpoint: String,
-    requests: Arc<AtomicUsize>,
     creds: Value,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_for(addr: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {addr}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 impl Moto {
     fn start() -> Moto {
-        let port = free_port();
+        require_python_modules(
+            &["moto.server", "flask", "flask_cors", "boto3"],
+            "pip install 'moto[server]==5.2.5'",
+        );
         let here = env!("CARGO_MANIFEST_DIR");
-        let mut child = Command::new("python3")
-            .arg(format!("{here}/tests/moto_server.py"))
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .env("INITIAL_NO_AUTH_ACTION_COUNT", "3")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 with moto[server] (.ci/run installs it)");
-        // werkzeug logs one line per request on stderr.
-        let requests = Arc::new(AtomicUsize::new(0));
-        let counter = requests.clone();
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if line.contains("\"POST ") || line.contains("\"GET ") {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                }
-            }
+        let mut cmd = Command::new("python3");
+        cmd.arg(format!("{here}/tests/moto_server.py"))
+            .args(["-H", "127.0.0.1"])
+            .env("INITIAL_NO_AUTH_ACTION_COUNT", "3");
+        // tests/moto_server.py prints its port, alone on a line, once it listens.
+        let server = Server::start("moto's server (tests/moto_server.py)", cmd, |line| {
+            line.trim()
+                .parse::<u16>()
+                .ok()
+                .map(|port| format!("127.0.0.1:{port}"))
         });
-        let addr = format!("127.0.0.1:{port}");
-        wait_for(&addr);
-        let endpoint = format!("http://{addr}");
+        let endpoint = format!("http://{}", server.announced);
         let out = Command::new("python3")
             .arg(format!("{here}/tests/aws_fixture.py"))
             .arg(&endpoint)
@@ -74,14 +43,14 @@ impl Moto {
             .unwrap();
         assert!(
             out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            "tests/aws_fixture.py: {}\nmoto said:\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            server.log()
         );
         let creds = serde_json::from_slice(&out.stdout).unwrap();
         Moto {
-            child,
+            server,
             endpoint,
-            requests,
             creds,
         }
     }
@@ -90,11 +59,130 @@ impl Moto {
         self.creds[which][i].as_str().unwrap().to_string()
     }
 
-    /// Requests served so far, once the log has caught up.
+    /// Requests that reached moto so far, as the server itself counted them (it counts a
+    /// request before answering it, so a client that has its answer is in the count).
     fn count(&self) -> usize {
-        std::thread::sleep(Duration::from_millis(300));
+        let body = http_get(&self.server.announced, "/__count");
+        body.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("/__count answered {body:?}"))
+    }
+}
+
+/// The body of `GET path` on `addr`, over HTTP/1.0 so the server closes when done.
+fn http_get(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default()
+}
+
+/// A loopback port on which nothing can be listening: bound by this socket, which never
+/// listens, so a connection is refused for as long as it is held (a port that was free a
+/// moment ago may not be free now).
+struct Refusing {
+    fd: libc::c_int,
+    port: u16,
+}
+
+impl Refusing {
+    fn new() -> Refusing {
+        // SAFETY: plain socket calls on a socket this function owns; `addr` and `len` are
+        // valid for the sizes given.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            assert!(fd >= 0);
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            let p = &mut addr as *mut libc::sockaddr_in as *mut libc::sockaddr;
+            assert_eq!(libc::bind(fd, p, len), 0);
+            let mut got = len;
+            assert_eq!(libc::getsockname(fd, p, &mut got), 0);
+            Refusing {
+                fd,
+                port: u16::from_be(addr.sin_port),
+            }
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Refusing {
+    fn drop(&mut self) {
+        // SAFETY: the socket is this struct's own.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// An HTTP server on a port the system picked, in a thread of the test: every request gets
+/// `status` and `body`, and is counted.
+struct Stub {
+    endpoint: String,
+    requests: Arc<AtomicUsize>,
+}
+
+impl Stub {
+    fn start(status: &'static str, body: impl Into<String>) -> Stub {
+        let body: String = body.into();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(AtomicUsize::new(0));
+        let counter = requests.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                if read_request(&mut conn).is_none() {
+                    continue;
+                }
+                counter.fetch_add(1, Ordering::SeqCst);
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status}\r\nContent-Type: text/xml\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Stub { endpoint, requests }
+    }
+
+    fn count(&self) -> usize {
         self.requests.load(Ordering::SeqCst)
     }
+}
+
+/// Read one request (head and a Content-Length body); `None` if the client went away.
+fn read_request(conn: &mut TcpStream) -> Option<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = conn.read(&mut buf).ok().filter(|&n| n > 0)?;
+        got.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&got[..head_end]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while got.len() < head_end + length {
+        let n = conn.read(&mut buf).ok().filter(|&n| n > 0)?;
+        got.extend_from_slice(&buf[..n]);
+    }
+    Some(())
 }
 
 fn creds_file(id: &str, secret: &str, token: Option<&str>) -> String {
@@ -228,41 +316,29 @@ fn network_failures_and_server_errors_are_unknown_never_invalid() {
     let (id, secret) = fake_aws(74);
     sb.write("a/creds", creds_file(&id, &secret, None));
     // Nothing listens.
-    let r = validate(&sb, &format!("http://127.0.0.1:{}", free_port()), &[]);
+    let closed = Refusing::new();
+    let r = validate(&sb, &closed.endpoint(), &[]);
     let v = status_of(&r.json(), "a/creds");
     assert_eq!(v["status"], "unknown", "{v:#}");
     assert!(v["reason"].as_str().unwrap().contains("network"), "{v:#}");
     // A server that answers 500 to everything.
-    let port = free_port();
-    let mut server = Command::new("python3")
-        .args([
-            "-c",
-            "import http.server,sys\n\
-             class H(http.server.BaseHTTPRequestHandler):\n\
-             \x20   def do_POST(self):\n\
-             \x20       self.send_response(500); self.end_headers(); self.wfile.write(b'<html>down</html>')\n\
-             \x20   def log_message(self, *a): pass\n\
-             http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()",
-            &port.to_string(),
-        ])
-        .spawn()
-        .unwrap();
-    wait_for(&format!("127.0.0.1:{port}"));
-    let r = validate(&sb, &format!("http://127.0.0.1:{port}"), &[]);
-    let _ = server.kill();
-    let _ = server.wait();
+    let down = Stub::start("500 Internal Server Error", "<html>down</html>");
+    let r = validate(&sb, &down.endpoint, &[]);
     let v = status_of(&r.json(), "a/creds");
     assert_eq!(v["status"], "unknown", "{v:#}");
     assert!(v["reason"].as_str().unwrap().contains("500"), "{v:#}");
+    assert!(down.count() >= 1);
     // Without a secret nothing can be checked: skipped, and the account is still shown.
     std::fs::remove_dir_all(sb.path("a")).unwrap();
     sb.write("b/only-id", format!("aws_access_key_id = {id}\n"));
-    let r = validate(&sb, "http://127.0.0.1:9", &[]);
+    let sts = Stub::start("500 Internal Server Error", "");
+    let r = validate(&sb, &sts.endpoint, &[]);
     let doc = r.json();
     let f = &doc["findings"][0];
     assert_eq!(f["validation"]["status"], "skipped");
     assert_eq!(f["validation"]["reason"], "no pair");
     assert!(f["aws_account"].as_str().unwrap().len() == 12);
+    assert_eq!(sts.count(), 0, "a lone key id was sent to STS");
 }
 
 /// A config whose hooks write what they get next to it.
@@ -636,8 +712,9 @@ fn incomplete_sets_are_skipped_without_a_request() {
     );
     let token = format!("FwoGZXIvYXdzE{}", "Q".repeat(300));
     sb.write("b/token-only", format!("aws_session_token = {token}\n"));
-    // If anything were sent, this endpoint would make it `unknown`.
-    let r = validate(&sb, "http://127.0.0.1:9", &[]);
+    // Anything sent here would be counted (and make the status `unknown`).
+    let sts = Stub::start("500 Internal Server Error", "");
+    let r = validate(&sb, &sts.endpoint, &[]);
     let doc = r.json();
     let found = doc["findings"].as_array().unwrap();
     assert!(!found.is_empty(), "{doc:#}");
@@ -646,4 +723,212 @@ fn incomplete_sets_are_skipped_without_a_request() {
         assert_eq!(f["validation"]["reason"], "no pair");
     }
     assert!(!r.stderr.contains("validated"), "{}", r.stderr);
+    assert_eq!(sts.count(), 0, "an incomplete set was sent to STS");
+}
+
+/// A GetCallerIdentity answer in the awsQuery shape STS uses, around `result`.
+fn caller_identity(result: &str) -> String {
+    format!(
+        "<GetCallerIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">\
+         {result}<ResponseMetadata><RequestId>0c6c1bd5-0000-4000-8000-000000000000</RequestId>\
+         </ResponseMetadata></GetCallerIdentityResponse>"
+    )
+}
+
+#[test]
+fn a_200_without_account_and_arn_is_unknown_uncached_and_fires_no_live_hook() {
+    let sb = Sandbox::new();
+    let (id, secret) = fake_aws(92);
+    sb.write("data/creds", creds_file(&id, &secret, None));
+    let cfg = hook_config(
+        &sb,
+        "[[hooks]]\nname = \"on-live\"\nwhen = \"live\"\ncommand = [\"sh\", \"-c\", \"cat > fired.json\"]\n",
+    );
+    let sts = Stub::start("200 OK", caller_identity("<GetCallerIdentityResult/>"));
+    let run = |endpoint: &str| {
+        to_run(
+            sb.cmd()
+                .args(["scan", "data", "--validate", "--format", "json", "--config"])
+                .arg(&cfg)
+                .env("AWS_ENDPOINT_URL_STS", endpoint)
+                .env("AWS_REGION", "us-east-1")
+                .env("XDG_STATE_HOME", sb.path("state"))
+                .env_remove("AWS_ENDPOINT_URL")
+                .output()
+                .unwrap(),
+        )
+    };
+    let r = run(&sts.endpoint);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = status_of(&r.json(), "data/creds");
+    assert_eq!(v["status"], "unknown", "{v:#}");
+    assert!(v["account"].is_null() && v["arn"].is_null(), "{v:#}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("not taken as live"),
+        "{v:#}"
+    );
+    assert!(!sb.path("ops/fired.json").exists(), "a live hook fired");
+    // Not cached: the next run asks again.
+    let asked = sts.count();
+    assert!(asked >= 1);
+    let r = run(&sts.endpoint);
+    assert_eq!(status_of(&r.json(), "data/creds")["status"], "unknown");
+    assert!(sts.count() > asked, "an unproven answer was cached");
+
+    // An ARN of another account, or a malformed one, proves nothing either.
+    for result in [
+        "<Account>123456789012</Account><UserId>AIDAX</UserId>",
+        "<Account>123456789012</Account><Arn>arn:aws:iam::210987654321:user/x</Arn>",
+        "<Account>123456789012</Account><Arn>leaky</Arn>",
+    ] {
+        let body = caller_identity(&format!(
+            "<GetCallerIdentityResult>{result}</GetCallerIdentityResult>"
+        ));
+        let sts = Stub::start("200 OK", body);
+        let v = status_of(&run(&sts.endpoint).json(), "data/creds");
+        assert_eq!(v["status"], "unknown", "{result}: {v:#}");
+    }
+    assert!(!sb.path("ops/fired.json").exists(), "a live hook fired");
+
+    // The same stub with proof says live (so the stub is not why the others are unknown).
+    let proven = caller_identity(
+        "<GetCallerIdentityResult><Arn>arn:aws:iam::123456789012:user/leaky</Arn>\
+         <UserId>AIDAEXAMPLEUSERID0001</UserId><Account>123456789012</Account>\
+         </GetCallerIdentityResult>",
+    );
+    let sts = Stub::start("200 OK", proven);
+    let r = run(&sts.endpoint);
+    let v = status_of(&r.json(), "data/creds");
+    assert_eq!(v["status"], "live", "{v:#}");
+    assert_eq!(v["account"], "123456789012");
+    assert_eq!(v["arn"], "arn:aws:iam::123456789012:user/leaky");
+    assert!(
+        sb.path("ops/fired.json").exists(),
+        "the live hook did not fire"
+    );
+}
+
+/// Processes alive (not zombies) whose process group is `pgid`, or whose pid is `pid`.
+fn alive(pgid: i32, pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp ...: comm may hold spaces, so split after its `)`.
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let group: i32 = f.get(2).and_then(|g| g.parse().ok()).unwrap_or(0);
+        if f[0] != "Z" && (group == pgid || p == pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_timed_out_hook_is_killed_with_what_it_started_and_nothing_holds_the_output() {
+    let sb = Sandbox::new();
+    sb.write(
+        "data/a.env",
+        format!("GITHUB_TOKEN={}\n", crate::util::fake_github(93)),
+    );
+    let cfg = hook_config(
+        &sb,
+        r#"
+[[hooks]]
+name = "leaves-a-daemon"
+when = "any"
+command = ["sh", "-c", "echo hook-says-hello; echo hook-warns >&2; sleep 300 & echo $! > daemon"]
+
+[[hooks]]
+name = "forks-and-hangs"
+when = "any"
+command = ["sh", "-c", "echo $$ > group; sleep 300 & echo $! > background; sleep 300"]
+timeout = "500ms"
+"#,
+    );
+    let ops = sb.path("ops");
+    // Captured the way CI captures a job: wait_with_output waits for every holder of the
+    // pipes, grandchildren included, to close them.
+    let child = sb
+        .cmd()
+        .args(["scan", "data", "--format", "json", "--config", &cfg])
+        .env("XDG_STATE_HOME", sb.path("state"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let out = rx.recv_timeout(Duration::from_secs(30));
+    let elapsed = start.elapsed();
+    let pid = |f: &str| -> i32 {
+        std::fs::read_to_string(ops.join(f))
+            .unwrap_or_default()
+            .trim()
+            .parse()
+            .unwrap_or(-1)
+    };
+    let (group, background, daemon) = (pid("group"), pid("background"), pid("daemon"));
+    let survivors = alive(group, background);
+    // Whatever the outcome, end what the hooks left (the daemon is left running on purpose).
+    for p in survivors.iter().chain([&daemon]).filter(|&&p| p > 0) {
+        // SAFETY: kill(2) on pids the hooks wrote; it touches no memory.
+        unsafe { libc::kill(*p, libc::SIGKILL) };
+    }
+    assert!(
+        group > 0 && background > 0 && daemon > 0,
+        "the hooks did not run"
+    );
+    assert!(
+        survivors.is_empty(),
+        "left running after the timeout: {survivors:?}"
+    );
+    let out = out
+        .unwrap_or_else(|_| panic!("leakhound's output was held open for {elapsed:?}"))
+        .unwrap();
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    let r = crate::util::to_run(out);
+    let hooks = r.json()["findings"][0]["hooks"].clone();
+    assert_eq!(hooks[0]["name"], "leaves-a-daemon");
+    assert_eq!(hooks[0]["status"], "ok", "{hooks:#}");
+    assert_eq!(hooks[1]["name"], "forks-and-hangs");
+    assert_eq!(hooks[1]["status"], "timeout", "{hooks:#}");
+    // What a hook prints still reaches leakhound's stderr, never the report on stdout.
+    assert!(r.stderr.contains("hook-says-hello"), "{}", r.stderr);
+    assert!(r.stderr.contains("hook-warns"), "{}", r.stderr);
+    assert!(!r.stdout.contains("hook-says"));
+}
+
+#[test]
+#[should_panic(
+    expected = "missing tool `leakhound-test-no-such-tool`: install it with `apt-get install x`"
+)]
+fn a_missing_tool_is_named_in_one_line() {
+    crate::util::require_tool("leakhound-test-no-such-tool", "apt-get install x");
+}
+
+#[test]
+fn a_server_that_exits_before_listening_is_reported_at_once_with_what_it_said() {
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", "import leakhound_test_no_such_module"]);
+    let start = Instant::now();
+    let start_it = std::panic::AssertUnwindSafe(|| Server::start("a test server", cmd, |_| None));
+    let err = std::panic::catch_unwind(start_it).map(|_| ()).unwrap_err();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("a test server did not start"), "{msg}");
+    assert!(msg.contains("leakhound_test_no_such_module"), "{msg}");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
 }

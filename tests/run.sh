@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The test suite on any machine: install what the tests need, then run them.
+#
+#     tests/run.sh                  # install what is missing, then cargo test --release --locked
+#     tests/run.sh --install-only   # only the installs
+#     tests/run.sh -- FILTER...     # arguments after -- go to cargo test
+#
+# Installs (as root, or through sudo when it is there): from Debian, git, docker-registry,
+# skopeo, htpasswd (apache2-utils), python3 and pip; from PyPI, the pinned versions below.
+# The pins are what the tests were written against: moto's error bodies and werkzeug's
+# server shape what the validation tests see.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+MOTO=5.2.5
+WERKZEUG=3.1.9
+PRE_COMMIT=4.7.0
+
+install_only=false
+cargo_args=()
+while (($#)); do
+  case "$1" in
+    --install-only) install_only=true ;;
+    --) shift; cargo_args=("$@"); break ;;
+    *) echo "tests/run.sh: unknown argument $1 (use --install-only, or -- FILTER)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "tests/run.sh: need root (or sudo) to run: $*" >&2; return 1
+  fi
+}
+
+need_apt=()
+command -v mkfifo >/dev/null || need_apt+=(coreutils)
+command -v git >/dev/null || need_apt+=(git)
+# The filter and validation tests drive leakhound with small Python programs.
+command -v python3 >/dev/null || need_apt+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+# The image tests push to a real registry (with htpasswd auth) with skopeo.
+command -v docker-registry >/dev/null || need_apt+=(docker-registry)
+command -v skopeo >/dev/null || need_apt+=(skopeo)
+command -v htpasswd >/dev/null || need_apt+=(apache2-utils)
+if ((${#need_apt[@]})); then
+  echo "tests/run.sh: installing from Debian: ${need_apt[*]}" >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# From PyPI: the pre-commit framework, and moto's server (STS and IAM) for the validation
+# tests. Debian's own python3 refuses a system-wide pip install without
+# --break-system-packages; other Pythons (pyenv, a venv) take it plainly.
+pip_install() {
+  echo "tests/run.sh: installing from PyPI: $*" >&2
+  python3 -m pip install -q --disable-pip-version-check "$@" 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages "$@"
+}
+have_versions() {
+  python3 - "$@" <<'EOF' 2>/dev/null
+import sys
+from importlib.metadata import version
+import flask, flask_cors  # moto's [server] extra
+sys.exit(any(version(p) != v for p, v in (a.split("==") for a in sys.argv[1:])))
+EOF
+}
+pins=("moto==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT")
+have_versions "${pins[@]}" \
+  || pip_install "moto[server]==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT"
+# pyenv finds new console scripts (pre-commit) only after a rehash.
+command -v pre-commit >/dev/null || { command -v pyenv >/dev/null && pyenv rehash; } || true
+command -v pre-commit >/dev/null || {
+  echo "tests/run.sh: pre-commit was installed but is not on PATH ($(python3 -m site --user-base)/bin?)" >&2
+  exit 1
+}
+command -v cargo >/dev/null || { echo "tests/run.sh: cargo is required (a rustup toolchain)" >&2; exit 1; }
+
+$install_only && exit 0
+exec cargo test --release --locked "${cargo_args[@]}"
