@@ -141,7 +141,14 @@ fn golden_outputs() {
         ("jsonl", "scan.jsonl"),
         ("sarif", "scan.sarif"),
     ] {
-        let r = sb.run(&["scan", "repo", "--format", format, "--color", "never"]);
+        // A fixed fingerprint key: fingerprints are keyed, and the machine's own key differs.
+        let out = sb
+            .cmd()
+            .args(["scan", "repo", "--format", format, "--color", "never"])
+            .env("LEAKHOUND_FINGERPRINT_KEY", "golden-files-fingerprint-key")
+            .output()
+            .unwrap();
+        let r = crate::util::to_run(out);
         assert_eq!(r.code, 1, "{format}: {}", r.stderr);
         check(file, &mask(&r.stdout));
     }
