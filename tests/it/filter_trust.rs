@@ -45,7 +45,9 @@ fn leaked_piece(out: &[u8], secret: &str) -> Option<usize> {
 fn assert_no_piece(out: &[u8], secrets: &[String], what: &str) {
     for (n, s) in secrets.iter().enumerate() {
         if let Some(at) = leaked_piece(out, s) {
-            panic!("{what}: {PIECE} bytes of planted secret #{n} (from offset {at}) are in the output");
+            panic!(
+                "{what}: {PIECE} bytes of planted secret #{n} (from offset {at}) are in the output"
+            );
         }
     }
 }
@@ -83,7 +85,10 @@ fn one_shot(input: &[u8]) -> Vec<u8> {
 /// A URL password with the punctuation that used to end the held tail.
 fn punctuated_password(rng: &mut Rng) -> String {
     loop {
-        let p = rng.chars("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789(,;[!.~*-)", 21);
+        let p = rng.chars(
+            "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789(,;[!.~*-)",
+            21,
+        );
         if p.bytes().filter(|b| b"(,;[".contains(b)).count() >= 2 {
             return p;
         }
@@ -216,7 +221,10 @@ fn end_of_input_in_the_middle_of_a_secret_lets_no_piece_out() {
         let (code, out) = filter_once(format!("ok\n{line}").as_bytes());
         assert_eq!(code, 0);
         assert_no_piece(&out, &[secret], &format!("case {n}"));
-        assert!(out.starts_with(b"ok\n"), "case {n}: the complete line goes out");
+        assert!(
+            out.starts_with(b"ok\n"),
+            "case {n}: the complete line goes out"
+        );
         assert!(
             String::from_utf8_lossy(&out).contains("[REDACTED:"),
             "case {n}: the cut-off secret is marked"
@@ -279,8 +287,7 @@ fn sigterm_to_run_while_its_child_is_mid_token_lets_no_piece_out() {
 #[test]
 fn child_killed_mid_token_lets_no_piece_out() {
     let pw = punctuated_password(&mut Rng::new(405));
-    let (child, err, pid) =
-        mid_token_child(&format!("connecting to postgres://app:{}", &pw[..17]));
+    let (child, err, pid) = mid_token_child(&format!("connecting to postgres://app:{}", &pw[..17]));
     // SAFETY: plain kill(2) of the grandchild that told us its pid.
     unsafe {
         libc::kill(pid, libc::SIGKILL);
@@ -329,7 +336,11 @@ fn colour_code_and_a_pause_inside_a_secret_let_no_prefix_out() {
 fn punctuation_in_a_url_password_and_pauses_give_one_marker_and_no_piece() {
     let pw = punctuated_password(&mut Rng::new(407));
     let mut pieces = vec!["DATABASE_URL=postgres://app:".to_string()];
-    pieces.extend(pw.as_bytes().chunks(3).map(|c| String::from_utf8(c.to_vec()).unwrap()));
+    pieces.extend(
+        pw.as_bytes()
+            .chunks(3)
+            .map(|c| String::from_utf8(c.to_vec()).unwrap()),
+    );
     pieces.push("@db.internal:5432/app\n".into());
     let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
     let out = filter_with_pauses(&refs);
