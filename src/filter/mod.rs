@@ -225,10 +225,11 @@ impl<'e> Masker<'e> {
             let c = p.dfa.as_ref().map(|d| d.create_cache());
             (p, c)
         });
-        let last_keyword = pre
-            .keywords
-            .as_ref()
-            .and_then(|k| k.find_overlapping_iter(&v[lo..]).map(|m| lo + m.start()).max());
+        let last_keyword = pre.keywords.as_ref().and_then(|k| {
+            k.find_overlapping_iter(&v[lo..])
+                .map(|m| lo + m.start())
+                .max()
+        });
         // Starts inside a finished match reaching the end are settled.
         let settled: Vec<(usize, usize)> = found
             .iter()
@@ -259,8 +260,7 @@ enum Flush {
 /// end only when they look random, so a last word without a line end is not masked.
 fn looks_random(t: &[u8]) -> bool {
     t.iter().any(u8::is_ascii_digit)
-        || t
-            .iter()
+        || t.iter()
             .position(u8::is_ascii_lowercase)
             .is_some_and(|i| t[i..].iter().any(u8::is_ascii_uppercase))
 }
@@ -335,7 +335,8 @@ impl Prefixes {
     /// One per rule set for the process: both streams of `run`, and every masker of a test,
     /// share it (building it costs tens of milliseconds).
     fn for_engine(engine: &Engine) -> Arc<Prefixes> {
-        static BUILT: OnceLock<Mutex<Vec<(Vec<String>, Arc<Prefixes>)>>> = OnceLock::new();
+        type Built = Mutex<Vec<(Vec<String>, Arc<Prefixes>)>>;
+        static BUILT: OnceLock<Built> = OnceLock::new();
         let patterns: Vec<String> = engine.rules().iter().map(|r| r.pattern.clone()).collect();
         let built = BUILT.get_or_init(Default::default);
         let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
