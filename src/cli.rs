@@ -330,12 +330,45 @@ struct ScanArgs {
     report: ReportArgs,
 }
 
+/// For `leakhound run CMD ARGS` (no `--`), which clap rejects as an unexpected argument:
+/// a hint naming the fix, with the user's own command.
+fn run_without_dashes(e: &clap::Error) -> Option<String> {
+    use clap::error::ErrorKind;
+    if !matches!(
+        e.kind(),
+        ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument
+    ) {
+        return None;
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let at = args.iter().position(|a| a == "run")?;
+    if args.iter().any(|a| a == "--") {
+        return None;
+    }
+    // The command starts at the argument clap did not expect.
+    let unexpected = match e.get(clap::error::ContextKind::InvalidArg) {
+        Some(clap::error::ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let cmd = unexpected
+        .and_then(|u| args[at + 1..].iter().position(|a| *a == u))
+        .map(|p| args[at + 1 + p..].join(" "))
+        .unwrap_or_default();
+    let shown = if cmd.is_empty() { "CMD ARGS..." } else { &cmd };
+    Some(format!(
+        "hint: put `--` before the command to run: leakhound run [OPTIONS] -- {shown}"
+    ))
+}
+
 /// Run the command line and return the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
+            if let Some(hint) = run_without_dashes(&e) {
+                eprintln!("{hint}");
+            }
             return if e.use_stderr() {
                 EXIT_ERROR
             } else {

@@ -5,13 +5,20 @@
 //! - complete lines go out as soon as they arrive, unless a rule whose matches span lines (a
 //!   PEM block) has a keyword whose match may not have arrived yet;
 //! - a partial line (a prompt, a progress bar) goes out when the stream goes idle, except a
-//!   trailing run of characters that could still be the start of a secret;
+//!   tail from which some rule's match could still be under way (see [`Prefixes`]);
 //! - nothing is held beyond the longest possible match: a line longer than that goes out in
 //!   pieces, the last window kept.
 //!
+//! At the end of the stream (end of input, a child killed mid-token) a tail that could still
+//! be a secret's beginning is replaced by `[REDACTED:partial]`: the first 34 characters of a
+//! GitHub token give the whole token through its checksum, so a prefix is a secret too.
+//!
 //! Already-forwarded bytes stay as context for the next scan (a variable name before a value
-//! that arrives later), never forwarded twice. ANSI escape sequences are stripped in the view
-//! the engine scans and mapped back, so colour codes around or inside a secret do not hide it.
+//! that arrives later), never forwarded twice. Everything is decided on the *visible* text:
+//! ANSI escape sequences (and an escape cut off at the end of what arrived) are stripped in
+//! the view the engine scans and mapped back, so colour codes around or inside a secret do
+//! not hide it, neither from the scan nor from the partial-match check. A carriage return is
+//! a line boundary, as the rules treat it.
 
 mod stream;
 
@@ -20,9 +27,21 @@ pub use stream::{pump, run, Sink};
 use crate::engine::{Engine, Match};
 use crate::report::{self, Finding, Origin};
 use crate::source::Provenance;
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::{Anchored, Input, MatchKind};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Bytes of already-forwarded output kept as context for the next scan.
 const CONTEXT: usize = 1024;
+
+/// A partial match at least this long is held (and masked at the end) even before it holds
+/// a keyword: shorter pieces of a secret are not worth much, longer ones are (the issue's
+/// test: no piece of 8 characters may escape). Below this, a tail such as `12s` or `50%`
+/// that only a broad rule could continue goes out when the stream is idle.
+const MIN_PIECE: usize = 8;
+
+/// The mask written for a tail cut off at the end of the stream that could be a secret.
+const PARTIAL: &str = "partial";
 
 /// A streaming masker over one stream.
 pub struct Masker<'e> {
@@ -35,6 +54,11 @@ pub struct Masker<'e> {
     pending: Vec<u8>,
     /// Longest run held when a line does not end.
     hold_limit: usize,
+    /// Whether the last byte forwarded was inside a mask: a secret that continues into the
+    /// next flush then extends that mask instead of getting a second marker.
+    mask_open: bool,
+    /// Built on the first idle or final flush (a filter whose lines all end never pays).
+    prefixes: Option<(Arc<Prefixes>, Option<Cache>)>,
 }
 
 impl<'e> Masker<'e> {
@@ -46,6 +70,8 @@ impl<'e> Masker<'e> {
             ctx_origin: Origin::START,
             pending: Vec::new(),
             hold_limit: engine.max_window().max(CONTEXT),
+            mask_open: false,
+            prefixes: None,
         }
     }
 
@@ -60,7 +86,8 @@ impl<'e> Masker<'e> {
         self.flush(Flush::Idle)
     }
 
-    /// The stream ended: forward everything.
+    /// The stream ended: forward everything, with a tail that could be the beginning of a
+    /// secret masked as `[REDACTED:partial]` (fail closed: the rest never comes).
     pub fn finish(&mut self) -> (Vec<u8>, Vec<Finding>) {
         self.flush(Flush::All)
     }
@@ -77,16 +104,33 @@ impl<'e> Masker<'e> {
         let base = self.ctx.len();
         let mut hay = std::mem::take(&mut self.ctx);
         hay.extend_from_slice(&self.pending);
-        let (matches, spans) = scan_visible(self.engine, &hay);
+        let vis = Visible::new(&hay);
+        let found = self.engine.scan(&vis.bytes);
+        let matches: Vec<Match> = found.iter().map(|m| vis.original(m)).collect();
+        let mut spans: Vec<(usize, usize, Option<usize>)> = matches
+            .iter()
+            .map(|m| (m.start, m.end, Some(m.rule)))
+            .collect();
+        // Where a match could still be under way at the end: held when idle, masked at the end.
+        let partial = match how {
+            Flush::Lines => None,
+            Flush::Idle | Flush::All => self
+                .partial_start(&vis.bytes, &found, how == Flush::All)
+                .map(|p| vis.raw(p).max(base)),
+        };
         let mut upto = match how {
             Flush::All => hay.len(),
             Flush::Lines => match memchr::memrchr2(b'\n', b'\r', &hay[base..]) {
                 Some(p) => base + p + 1,
                 None => base,
             },
-            Flush::Idle => hay.len() - secretish_tail(&hay[base..]),
+            Flush::Idle => partial.unwrap_or(hay.len()),
         };
-        if how != Flush::All {
+        if how == Flush::All {
+            if let Some(p) = partial.filter(|&p| p < hay.len()) {
+                spans.push((p, hay.len(), None));
+            }
+        } else {
             if let Some(h) = self.engine.multiline_pending(&hay, &matches) {
                 upto = upto.min(h.max(base));
             }
@@ -100,23 +144,11 @@ impl<'e> Masker<'e> {
                 }
             }
         }
-        let mut out = Vec::with_capacity(upto - base + 32);
-        let mut at = base;
-        for &(s, e, rule) in spans.iter().filter(|(s, e, _)| *e > base && *s < upto) {
-            let s = s.max(base);
-            if s < at {
-                continue;
-            }
-            out.extend_from_slice(&hay[at..s]);
-            out.extend_from_slice(b"[REDACTED:");
-            out.extend_from_slice(self.engine.rules()[rule].id.as_bytes());
-            out.push(b']');
-            at = e.min(upto).max(at);
-        }
-        out.extend_from_slice(&hay[at..upto]);
+        spans.sort_unstable();
+        let out = self.masked(&hay, base, upto, &spans);
         let reported: Vec<Match> = matches
             .into_iter()
-            .filter(|m| m.start >= base && m.start < upto)
+            .filter(|m| m.end > base && m.start < upto)
             .collect();
         let findings = report::findings_at(
             self.engine.rules(),
@@ -136,6 +168,83 @@ impl<'e> Masker<'e> {
         self.ctx = hay;
         (out, findings)
     }
+
+    /// `hay[base..upto]` with `spans` masked: one marker per run of overlapping or touching
+    /// spans, none for a span that continues a mask the previous flush ended in.
+    fn masked(
+        &mut self,
+        hay: &[u8],
+        base: usize,
+        upto: usize,
+        spans: &[(usize, usize, Option<usize>)],
+    ) -> Vec<u8> {
+        let mut out = Vec::with_capacity(upto - base + 32);
+        let mut at = base;
+        let mut open = self.mask_open;
+        for &(s, e, rule) in spans {
+            if e <= at || s >= upto {
+                continue;
+            }
+            if s > at {
+                out.extend_from_slice(&hay[at..s]);
+                open = false;
+            }
+            if !open {
+                out.extend_from_slice(b"[REDACTED:");
+                out.extend_from_slice(match rule {
+                    Some(r) => self.engine.rules()[r].id.as_bytes(),
+                    None => PARTIAL.as_bytes(),
+                });
+                out.push(b']');
+                open = true;
+            }
+            at = e.min(upto);
+        }
+        if upto > at {
+            out.extend_from_slice(&hay[at..upto]);
+            open = false;
+        }
+        if upto > base {
+            self.mask_open = open;
+        }
+        out
+    }
+
+    /// The earliest offset of the visible text `v` from which some rule's match could still
+    /// be under way at its end and that is worth holding: the run from there holds one of the
+    /// rules' keywords, or is at least [`MIN_PIECE`] long (and, at the end of the stream,
+    /// [`looks_random`]), or is the start of a keyword at a word boundary (`AK`, `gh`,
+    /// `postg`). A match the engine already found that runs to the
+    /// end and cannot grow (its secret closed by the byte after it, or the stream ended)
+    /// needs no holding.
+    fn partial_start(&mut self, v: &[u8], found: &[Match], at_end: bool) -> Option<usize> {
+        let n = v.len();
+        let lo = n.saturating_sub(self.engine.max_window().max(MIN_PIECE));
+        let (pre, cache) = self.prefixes.get_or_insert_with(|| {
+            let p = Prefixes::for_engine(self.engine);
+            let c = p.dfa.as_ref().map(|d| d.create_cache());
+            (p, c)
+        });
+        let last_keyword = pre.keywords.as_ref().and_then(|k| {
+            k.find_overlapping_iter(&v[lo..])
+                .map(|m| lo + m.start())
+                .max()
+        });
+        // Starts inside a finished match reaching the end are settled.
+        let settled: Vec<(usize, usize)> = found
+            .iter()
+            .filter(|m| m.match_end == n && (at_end || m.end < m.match_end))
+            .map(|m| (m.match_start, m.match_end))
+            .collect();
+        (lo..n).find(|&j| {
+            let worth = last_keyword.is_some_and(|k| k >= j)
+                || (n - j >= MIN_PIECE && (!at_end || looks_random(&v[j..])))
+                || ((j == 0 || !is_word(v[j - 1])) && pre.is_keyword_prefix(&v[j..]));
+            worth
+                && !settled.iter().any(|&(s, e)| s <= j && j < e)
+                && pre.alive(cache.as_mut(), v, j)
+        })
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -145,40 +254,177 @@ enum Flush {
     All,
 }
 
-/// Bytes at the end of `b` that could begin a secret: a run of token characters.
-fn secretish_tail(b: &[u8]) -> usize {
-    b.iter()
-        .rev()
-        .take_while(|&&c| c.is_ascii_alphanumeric() || b"+/=_-.~:@!#$%^&*".contains(&c))
-        .count()
+/// Whether a run cut off at the end of the stream looks like part of a generated token
+/// rather than a word (`Downloading`): it has a digit, or an upper-case letter after a
+/// lower-case one. Only consulted for a run that holds no keyword: those are masked at the
+/// end only when they look random, so a last word without a line end is not masked.
+fn looks_random(t: &[u8]) -> bool {
+    t.iter().any(u8::is_ascii_digit)
+        || t.iter()
+            .position(u8::is_ascii_lowercase)
+            .is_some_and(|i| t[i..].iter().any(u8::is_ascii_uppercase))
 }
 
-/// Matches in `hay`, found in a view with ANSI escape sequences removed, and the spans to
-/// mask in `hay` itself (start, end, rule), sorted.
-fn scan_visible(engine: &Engine, hay: &[u8]) -> (Vec<Match>, Vec<(usize, usize, usize)>) {
-    if memchr::memchr(0x1b, hay).is_none() {
-        let m = engine.scan(hay);
-        let spans = m.iter().map(|m| (m.start, m.end, m.rule)).collect();
-        return (m, spans);
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The text a terminal shows: `bytes` with ANSI escape sequences removed (an escape cut off
+/// at the end too: the rest of it is on its way), and where each byte came from.
+struct Visible {
+    bytes: Vec<u8>,
+    /// `map[i]` is where visible byte `i` is in the original; the last entry is the end.
+    /// Empty when nothing was removed.
+    map: Vec<usize>,
+}
+
+impl Visible {
+    fn new(hay: &[u8]) -> Visible {
+        if memchr::memchr(0x1b, hay).is_none() {
+            return Visible {
+                bytes: hay.to_vec(),
+                map: Vec::new(),
+            };
+        }
+        let crate::decode::View {
+            mut bytes, mut map, ..
+        } = crate::decode::strip_ansi(hay);
+        // A lone ESC at the very end is the start of a sequence, not text.
+        if hay.last() == Some(&0x1b) && bytes.last() == Some(&0x1b) {
+            bytes.pop();
+            map.remove(map.len() - 2);
+        }
+        Visible { bytes, map }
     }
-    let crate::decode::View { bytes: view, map } = crate::decode::strip_ansi(hay);
-    let found = engine.scan(&view);
-    let back = |i: usize| if i < map.len() { map[i] } else { hay.len() };
-    let mut spans = Vec::with_capacity(found.len());
-    let mut matches = Vec::with_capacity(found.len());
-    for m in found {
-        let (s, e) = (back(m.start), back(m.end - 1) + 1);
-        spans.push((s, e, m.rule));
-        matches.push(Match {
-            start: s,
-            end: e,
+
+    /// Where visible offset `i` (up to the end) is in the original.
+    fn raw(&self, i: usize) -> usize {
+        if self.map.is_empty() {
+            i
+        } else {
+            self.map[i]
+        }
+    }
+
+    /// A match in the visible text, in original offsets: a span ends just after its last
+    /// visible byte, so escape sequences around a secret stay and those inside go with it.
+    fn original(&self, m: &Match) -> Match {
+        let end = |e: usize| if e == 0 { 0 } else { self.raw(e - 1) + 1 };
+        Match {
+            start: self.raw(m.start),
+            end: end(m.end),
             rule: m.rule,
-            match_start: back(m.match_start),
-            match_end: back(m.match_end.saturating_sub(1)) + 1,
-        });
+            match_start: self.raw(m.match_start),
+            match_end: end(m.match_end),
+        }
     }
-    spans.sort_unstable();
-    (matches, spans)
+}
+
+/// What could still become a match: one lazy DFA over every rule's pattern, run anchored
+/// from a start offset to the end of the text (not dead at the end: more bytes could make a
+/// match), and the rules' keywords.
+struct Prefixes {
+    /// `None` if it could not be built: then every start is treated as alive (fail closed).
+    dfa: Option<DFA>,
+    keywords: Option<aho_corasick::AhoCorasick>,
+    /// Lowercased, for the keyword-prefix test.
+    words: Vec<Vec<u8>>,
+}
+
+impl Prefixes {
+    /// One per rule set for the process: both streams of `run`, and every masker of a test,
+    /// share it (building it costs tens of milliseconds).
+    fn for_engine(engine: &Engine) -> Arc<Prefixes> {
+        type Built = Mutex<Vec<(Vec<String>, Arc<Prefixes>)>>;
+        static BUILT: OnceLock<Built> = OnceLock::new();
+        let patterns: Vec<String> = engine.rules().iter().map(|r| r.pattern.clone()).collect();
+        let built = BUILT.get_or_init(Default::default);
+        let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, p)) = built.iter().find(|(k, _)| *k == patterns) {
+            return p.clone();
+        }
+        let p = Arc::new(Prefixes::new(engine, &patterns));
+        built.push((patterns, p.clone()));
+        p
+    }
+
+    fn new(engine: &Engine, patterns: &[String]) -> Prefixes {
+        use regex_automata::{nfa::thompson, util::syntax};
+        let dfa = DFA::builder()
+            .syntax(
+                syntax::Config::new()
+                    .unicode(false)
+                    .utf8(false)
+                    .nest_limit(64),
+            )
+            .thompson(
+                thompson::Config::new()
+                    .utf8(false)
+                    .which_captures(thompson::WhichCaptures::None)
+                    .nfa_size_limit(Some(512 << 20)),
+            )
+            .configure(
+                DFA::config()
+                    // Every way a pattern could go on, not just the one leftmost-first keeps.
+                    .match_kind(MatchKind::All)
+                    .cache_capacity(16 << 20)
+                    .skip_cache_capacity_check(true),
+            )
+            .build_many(patterns)
+            .ok();
+        let mut words: Vec<Vec<u8>> = engine
+            .rules()
+            .iter()
+            .flat_map(|r| &r.keywords)
+            .map(|k| k.to_ascii_lowercase().into_bytes())
+            .filter(|k| !k.is_empty())
+            .collect();
+        words.sort();
+        words.dedup();
+        let keywords = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .ok();
+        Prefixes {
+            dfa,
+            keywords,
+            words,
+        }
+    }
+
+    /// Whether `t` is the beginning (not the whole) of a keyword.
+    fn is_keyword_prefix(&self, t: &[u8]) -> bool {
+        !t.is_empty()
+            && self
+                .words
+                .iter()
+                .any(|w| w.len() > t.len() && w[..t.len()].eq_ignore_ascii_case(t))
+    }
+
+    /// Whether a match of some rule starting at `j` could still be under way at the end of
+    /// `v`. Any error in the DFA answers yes.
+    fn alive(&self, cache: Option<&mut Cache>, v: &[u8], j: usize) -> bool {
+        let (Some(dfa), Some(cache)) = (self.dfa.as_ref(), cache) else {
+            return true;
+        };
+        let input = Input::new(v).range(j..).anchored(Anchored::Yes);
+        let Ok(mut sid) = dfa.start_state_forward(cache, &input) else {
+            return true;
+        };
+        for &b in &v[j..] {
+            match dfa.next_state(cache, sid, b) {
+                Ok(next) => sid = next,
+                Err(_) => return true,
+            }
+            if sid.is_dead() {
+                return false;
+            }
+            if sid.is_quit() {
+                return true;
+            }
+        }
+        !sid.is_dead()
+    }
 }
 
 /// A copy of a notebook with every secret in its cells and outputs replaced by
@@ -230,8 +476,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tail_of_token_characters() {
-        assert_eq!(secretish_tail(b">>> "), 0);
-        assert_eq!(secretish_tail(b"key: AKIA12"), 6);
+    fn an_escape_cut_off_at_the_end_is_not_text() {
+        let v = Visible::new(b"ab\x1b[1;3");
+        assert_eq!(v.bytes, b"ab");
+        let v = Visible::new(b"ab\x1b");
+        assert_eq!(v.bytes, b"ab");
+        assert_eq!(v.raw(2), 3);
     }
 }

@@ -50,12 +50,15 @@ pub fn pump(
             }
         });
         let result = (|| -> io::Result<()> {
+            // An idle flush depends only on what is held: after one, wait for new input.
+            let mut idle_done = false;
             loop {
-                let next = if masker.has_pending() {
+                let next = if masker.has_pending() && !idle_done {
                     match rx.recv_timeout(idle) {
                         Ok(v) => Some(v),
                         Err(mpsc::RecvTimeoutError::Timeout) => {
                             emit(output, masker.idle(), sink)?;
+                            idle_done = true;
                             continue;
                         }
                         Err(mpsc::RecvTimeoutError::Disconnected) => None,
@@ -64,7 +67,10 @@ pub fn pump(
                     rx.recv().ok()
                 };
                 match next {
-                    Some(chunk) => emit(output, masker.push(&chunk?), sink)?,
+                    Some(chunk) => {
+                        idle_done = false;
+                        emit(output, masker.push(&chunk?), sink)?
+                    }
                     None => return emit(output, masker.finish(), sink),
                 }
             }

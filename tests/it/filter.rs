@@ -1,10 +1,8 @@
 //! `filter` and `run` with real processes: split writes with pauses, prompts, ANSI colour,
-//! exit statuses and signals; and the chunking property on the library masker.
+//! exit statuses and signals. The chunking property (against the engine's one-shot result,
+//! with idle flushes, ANSI and `\r`) is in `filter_trust.rs`.
 
 use crate::util::{bin, fake_aws, fake_github, to_run, Sandbox};
-use leakhound::engine::Engine;
-use leakhound::filter::Masker;
-use proptest::prelude::*;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -222,54 +220,4 @@ fn child_closing_stdout_early_is_fine() {
     ]);
     assert_eq!(r.code, 0);
     assert_eq!(r.stderr, "still\n");
-}
-
-fn engine() -> &'static Engine {
-    static E: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
-    E.get_or_init(|| {
-        Engine::new(leakhound::rules::builtin())
-            .unwrap()
-            .without_companions()
-    })
-}
-
-fn mask_all(chunks: &[&[u8]]) -> Vec<u8> {
-    let mut m = Masker::new(engine(), "t");
-    let mut out = Vec::new();
-    for c in chunks {
-        out.extend(m.push(c).0);
-    }
-    out.extend(m.finish().0);
-    out
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
-    #[test]
-    fn any_chunking_gives_the_one_shot_output(
-        parts in proptest::collection::vec((proptest::collection::vec(prop_oneof![8 => 0x20u8..0x7f, 1 => Just(b'\n')], 0..200), 0usize..400, any::<bool>()), 1..6),
-        cuts in proptest::collection::vec(1usize..64, 1..40),
-    ) {
-        let rules = engine().rules();
-        let examples: Vec<&String> = rules.iter().flat_map(|r| &r.examples).collect();
-        let mut input = Vec::new();
-        for (noise, ex, plant) in parts {
-            input.extend_from_slice(&noise);
-            if plant {
-                input.extend_from_slice(examples[ex % examples.len()].as_bytes());
-                input.push(b'\n');
-            }
-        }
-        let one_shot = mask_all(&[&input]);
-        let mut chunks = Vec::new();
-        let mut at = 0;
-        for c in cuts.iter().cycle() {
-            if at >= input.len() { break; }
-            let end = (at + c).min(input.len());
-            chunks.push(&input[at..end]);
-            at = end;
-        }
-        prop_assert_eq!(mask_all(&chunks), one_shot);
-    }
 }
