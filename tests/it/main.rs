@@ -12,6 +12,7 @@ mod decode;
 mod env;
 mod equivalence;
 mod filter;
+mod fuzz_replay;
 mod git;
 mod golden;
 mod image;
