@@ -122,6 +122,8 @@ action = "aws-deactivate-key"
     put("env_dump", "environ", ENV.replace("\n", "\0").replace("export ", ""))
     put("env_dump", "docker-inspect.json", json.dumps(
         [{"Id": "abc", "Config": {"Env": ["PATH=/bin", f"GITHUB_TOKEN={GH}"], "Cmd": ["sh"]}}]))
+    put("env_dump", "k8s.json", json.dumps(
+        {"spec": {"containers": [{"env": [{"name": "DATABASE_URL", "value": PG}, {"name": "B", "valueFrom": {}}]}]}}))
     put("env_dump", "k8s.yaml", f"spec:\n  containers:\n  - env:\n    - name: DATABASE_URL\n      value: \"{PG}\"\n")
     ps = f"\r\nName                           Value\r\n----                           -----\r\nGH_TOKEN                       {GH}\r\n"
     put("env_dump", "powershell.txt", b"\xff\xfe" + ps.encode("utf-16-le"))
