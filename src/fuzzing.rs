@@ -58,7 +58,10 @@ pub fn rules_toml(data: &[u8]) {
     };
     let _ = crate::rules::check(&engine, |_| true);
     for m in engine.scan(data) {
-        assert!(m.start <= m.end && m.end <= data.len(), "match outside input");
+        assert!(
+            m.start <= m.end && m.end <= data.len(),
+            "match outside input"
+        );
     }
 }
 
@@ -150,7 +153,10 @@ pub fn archive(data: &[u8]) {
         }
     });
     // A file that is not an archive comes back whole, so the budget is the limit plus it.
-    assert!(total <= limits.total + data.len() as u64, "inflated past the limit");
+    assert!(
+        total <= limits.total + data.len() as u64,
+        "inflated past the limit"
+    );
     assert!(files <= limits.entries + 1, "more entries than the limit");
 }
 
@@ -164,7 +170,10 @@ pub fn decode(data: &[u8]) {
     let _ = crate::decode::utf16_text(data);
     if let Some(strings) = crate::decode::json::strings(data) {
         for s in strings {
-            assert!(s.start <= s.end && s.end <= data.len(), "string outside doc");
+            assert!(
+                s.start <= s.end && s.end <= data.len(),
+                "string outside doc"
+            );
             let v = crate::decode::json::unescape(&data[s.start..s.end], s.start);
             check_view(&v, data.len());
         }
@@ -187,7 +196,10 @@ pub fn engine(data: &[u8]) {
     let s = scanner();
     let matches = s.engine().scan(data);
     for m in &matches {
-        assert!(m.start <= m.end && m.end <= data.len(), "match outside input");
+        assert!(
+            m.start <= m.end && m.end <= data.len(),
+            "match outside input"
+        );
     }
     let prov = Provenance::Stream {
         name: "fuzz".into(),
