@@ -10,7 +10,7 @@ use crate::engine::Engine;
 use crate::policy::Policy;
 use crate::scan::Scanner;
 use crate::source::{Blob, Data, Provenance};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 
 /// Every target, by the name of its corpus directory (`fuzz/corpus/<name>/`).
 pub const TARGETS: &[(&str, fn(&[u8]))] = &[
@@ -26,14 +26,24 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("git_log", git_log),
 ];
 
-/// The default rules, compiled once per process: compiling them per input would drown the
-/// fuzzer's time.
-fn scanner() -> &'static Scanner {
-    static S: OnceLock<Scanner> = OnceLock::new();
-    S.get_or_init(|| {
-        let engine = Engine::new(crate::rules::builtin()).expect("built-in rules compile");
-        Scanner::new(engine, Policy::default())
-    })
+/// The default rules, compiled once and shared: compiling them per input would drown the
+/// fuzzer's time. The scanner caches what it has seen (and keeps notes), so it is replaced
+/// every so many inputs, or a long run would grow without bound.
+fn scanner() -> Arc<Scanner> {
+    static S: Mutex<Option<(usize, Arc<Scanner>)>> = Mutex::new(None);
+    let mut s = S.lock().unwrap_or_else(|e| e.into_inner());
+    match &mut *s {
+        Some((uses, sc)) if *uses < 50_000 => {
+            *uses += 1;
+            sc.clone()
+        }
+        _ => {
+            let engine = Engine::new(crate::rules::builtin()).expect("built-in rules compile");
+            let sc = Arc::new(Scanner::new(engine, Policy::default()));
+            *s = Some((1, sc.clone()));
+            sc
+        }
+    }
 }
 
 /// A view's map has one entry per decoded byte plus the end, each inside the original.
@@ -228,7 +238,8 @@ pub fn masker(data: &[u8]) {
         [a, b, rest @ ..] => (u16::from_le_bytes([*a, *b]) as u32 | 1, rest),
         _ => return,
     };
-    let mut m = crate::filter::Masker::new(scanner().engine(), "fuzz");
+    let s = scanner();
+    let mut m = crate::filter::Masker::new(s.engine(), "fuzz");
     let mut rng = seed;
     let mut next = || {
         // xorshift: cheap, and the same chunking for the same input.
