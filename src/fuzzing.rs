@@ -12,8 +12,11 @@ use crate::scan::Scanner;
 use crate::source::{Blob, Data, Provenance};
 use std::sync::{Arc, Mutex};
 
-/// Every target, by the name of its corpus directory (`fuzz/corpus/<name>/`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+/// A target: the name of its corpus directory (`fuzz/corpus/<name>/`) and its body.
+pub type Target = (&'static str, fn(&[u8]));
+
+/// Every target.
+pub const TARGETS: &[Target] = &[
     ("rules_toml", rules_toml),
     ("config_toml", config_toml),
     ("notebook", notebook),
