@@ -10,6 +10,8 @@ pub mod cli;
 pub mod decode;
 pub mod engine;
 pub mod filter;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod policy;
 pub mod report;
 pub mod respond;

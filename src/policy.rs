@@ -199,7 +199,13 @@ impl Config {
             path: p.clone(),
             source,
         })?;
-        let mut cfg: Config = toml::from_str(&text).map_err(|e| PolicyError::Invalid {
+        Config::parse(&text, path)
+    }
+
+    /// Check the text of a config file read from `path` (the fuzz targets give it no file).
+    pub fn parse(text: &str, path: &Path) -> Result<Config, PolicyError> {
+        let p = path.display().to_string();
+        let mut cfg: Config = toml::from_str(text).map_err(|e| PolicyError::Invalid {
             path: p.clone(),
             message: crate::rules::toml_error(&text, &e),
         })?;

@@ -53,20 +53,23 @@ impl Environment {
         })
     }
 
-    /// One blob of `NAME=VALUE` lines. Newlines inside values are kept as `\n` escapes so
-    /// that line N is always variable N.
+    /// One blob of `NAME=VALUE` lines. Newlines inside values, and names (a JSON dump's
+    /// `"name"` may hold one), are kept as `\n` escapes so that line N is always variable N.
     pub fn blob(&self) -> Blob {
-        let mut text = Vec::new();
-        for (k, v) in &self.vars {
-            text.extend_from_slice(k);
-            text.push(b'=');
-            for &b in v {
+        fn escaped(text: &mut Vec<u8>, s: &[u8]) {
+            for &b in s {
                 match b {
                     b'\n' => text.extend_from_slice(b"\\n"),
                     b'\r' => text.extend_from_slice(b"\\r"),
                     _ => text.push(b),
                 }
             }
+        }
+        let mut text = Vec::new();
+        for (k, v) in &self.vars {
+            escaped(&mut text, k);
+            text.push(b'=');
+            escaped(&mut text, v);
             text.push(b'\n');
         }
         Blob {

@@ -255,7 +255,9 @@ impl Repo {
 }
 
 /// `git log -z --raw` output: per commit a header (after \x01), then raw entries.
-fn parse_log(raw: &[u8], null: &str) -> Vec<Change> {
+/// Public only for the fuzz targets ([`crate::fuzzing`]).
+#[doc(hidden)]
+pub fn parse_log(raw: &[u8], null: &str) -> Vec<Change> {
     let mut out = Vec::new();
     for chunk in raw.split(|&b| b == 1).skip(1) {
         let mut fields = chunk.splitn(6, |&b| b == 0);

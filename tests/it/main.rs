@@ -13,6 +13,7 @@ mod env;
 mod equivalence;
 mod filter;
 mod filter_trust;
+mod fuzz_replay;
 mod git;
 mod golden;
 mod image;
