@@ -128,16 +128,14 @@ pub fn notebook(data: &[u8]) {
 
 /// An environment dump (`leakhound env FILE`): one blob line per variable.
 pub fn env_dump(data: &[u8]) {
-    use crate::source::env::{parse, variable_at, Environment};
-    let env = Environment {
-        origin: "fuzz".into(),
-        vars: parse(data),
-    };
+    use crate::source::env::{variable_at, Environment};
+    let env = Environment::from_dump("fuzz".into(), data);
     let blob = env.blob();
     let lines = blob.data.iter().filter(|&&b| b == b'\n').count();
     assert_eq!(lines, env.vars.len(), "blob line N must be variable N");
     for line in 0..=env.vars.len() + 1 {
         let _ = env.variable(line);
+        let _ = env.file_line(line);
     }
     for at in [0, data.len() / 2, data.len()] {
         let _ = variable_at(data, at);

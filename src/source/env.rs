@@ -44,13 +44,18 @@ impl Environment {
     /// A dump file in any of the supported shapes.
     pub fn from_file(path: &std::path::Path) -> std::io::Result<Environment> {
         let bytes = std::fs::read(path)?;
-        let vars = parse(&bytes);
-        let lines = file_lines(&bytes, &vars);
-        Ok(Environment {
-            origin: path.display().to_string(),
+        Ok(Environment::from_dump(path.display().to_string(), &bytes))
+    }
+
+    /// A dump's bytes, read from `origin`.
+    pub fn from_dump(origin: String, bytes: &[u8]) -> Environment {
+        let vars = parse(bytes);
+        let lines = file_lines(bytes, &vars);
+        Environment {
+            origin,
             vars,
             file: Some((lines, bytes.len() as u64)),
-        })
+        }
     }
 
     /// One blob of `NAME=VALUE` lines. Newlines inside values, and names (a JSON dump's
