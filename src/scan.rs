@@ -458,7 +458,7 @@ impl Scanner {
             Event::Blob(b) => self.take(&c, &b, on_warning),
             Event::Stream(s) => self.stream(&c, s, on_warning),
             Event::Skipped { path, why } => {
-                let path = path.display().to_string();
+                let path = source::fs::display_path(&path);
                 match why {
                     source::fs::Skip::Binary => skipped(&c, path, "binary"),
                     source::fs::Skip::Large(n) => {

@@ -463,7 +463,7 @@ pub fn nul_to_newline(data: &mut [u8]) {
     }
 }
 
-fn display_path(p: &Path) -> String {
+pub fn display_path(p: &Path) -> String {
     let s = p.to_string_lossy();
     s.strip_prefix("./").unwrap_or(&s).to_string()
 }

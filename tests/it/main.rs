@@ -15,6 +15,7 @@ mod filter;
 mod git;
 mod golden;
 mod image;
+mod loss;
 mod notebook;
 mod precommit;
 mod recall;
