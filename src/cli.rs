@@ -318,6 +318,10 @@ struct ScanArgs {
     /// Do not honour .gitignore, .ignore and git excludes.
     #[arg(long)]
     no_ignore: bool,
+    /// Let ignore files exclude well-known secret files too (`.env*`, `*.pem`, `*.key`,
+    /// `credentials`, `.npmrc`, `.netrc`, ...); by default these are scanned even when ignored.
+    #[arg(long)]
+    no_ignored_secret_files: bool,
     /// Scan files that look binary too.
     #[arg(long)]
     binary: bool,
@@ -559,11 +563,7 @@ fn print_warning(w: &report::Warning) {
 
 fn scan(a: ScanArgs) -> Result<i32> {
     let r = &a.report;
-    for p in &a.paths {
-        if p.as_os_str() != "-" && std::fs::symlink_metadata(p).is_err() {
-            bail!("{}: no such file or directory", p.display());
-        }
-    }
+    // A missing path is reported by the walk, after the other paths are scanned (exit 2).
     let stdin = a.paths.iter().any(|p| p.as_os_str() == "-");
     if stdin && a.paths.len() > 1 {
         bail!("`-` (standard input) cannot be combined with other paths");
@@ -584,10 +584,17 @@ fn scan(a: ScanArgs) -> Result<i32> {
             binary: a.binary,
             max_file_size: (a.max_file_size > 0).then_some(a.max_file_size),
             threads,
+            ignored_secret_files: !a.no_ignored_secret_files,
         };
         with_progress(&scanner, r.format, || scanner.paths(&opts, &print_warning))
     };
-    emit(&scanner, &response, &outcome, r, &mut out)
+    let code = emit(&scanner, &response, &outcome, r, &mut out)?;
+    // A named input that could not be read fails the run, findings or not.
+    Ok(if outcome.summary.failed_inputs > 0 {
+        EXIT_ERROR
+    } else {
+        code
+    })
 }
 
 fn git(a: GitArgs) -> Result<i32> {
@@ -747,6 +754,7 @@ fn env(a: EnvArgs) -> Result<i32> {
                 binary: false,
                 max_file_size: Some(64 << 20),
                 threads: 2,
+                ignored_secret_files: true,
             };
             outcome = outcome.merge(scanner.paths(&opts, &print_warning));
         }

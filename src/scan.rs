@@ -9,6 +9,7 @@ use crate::rules::MAX_WINDOW;
 use crate::source::{self, fs::Event, git, image, Blob, Data};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -82,10 +83,22 @@ impl Scanner {
         &self.engine
     }
 
-    /// Scan one blob. Memory-mapped (large) blobs are scanned a chunk at a time.
+    /// Scan one blob.
     pub fn blob(&self, blob: &Blob) -> Vec<Finding> {
         match (&blob.data, &blob.provenance) {
-            (Data::Mapped(map), _) if map.len() > STREAM_CHUNK => self.streamed(blob, map),
+            (_, source::Provenance::File { path, .. })
+                if path.ends_with(".ipynb") && blob.data.len() > NOTEBOOK_MAX =>
+            {
+                // Its structure costs many times its size in memory: read it as text.
+                lock(&self.notes).push(Warning {
+                    path: path.clone(),
+                    message: format!(
+                        "notebook larger than {}; scanned as plain text (no cell numbers)",
+                        report::human_bytes(NOTEBOOK_MAX as u64)
+                    ),
+                });
+                self.whole(blob)
+            }
             (_, source::Provenance::File { path, .. }) if path.ends_with(".ipynb") => {
                 self.notebook(path, &blob.data).unwrap_or_else(|| {
                     lock(&self.notes).push(Warning {
@@ -313,50 +326,109 @@ impl Scanner {
         Scanned { plain, decoded }
     }
 
-    /// A large mapped file, chunk by chunk: each chunk's matches are the ones that start in
-    /// its own part; the overlap gives every such match its full window and context. Pages
-    /// already scanned are released, so memory stays bounded whatever the file size. Large
-    /// files skip the content cache (hashing would fault in every page first).
-    fn streamed(&self, blob: &Blob, map: &memmap2::Mmap) -> Vec<Finding> {
-        let len = map.len();
-        let _ = map.advise(memmap2::Advice::Sequential);
-        let page = 4096;
-        let (mut base, mut own_from, mut released) = (0, 0, 0);
+    /// A large input read and scanned chunk by chunk: `head` (its first bytes, already read)
+    /// then `r` to its end. Each chunk's matches are the ones that start in its own part; the
+    /// overlap gives every such match its full window and context. Memory stays bounded
+    /// whatever the size, and a file that shrinks while read just ends early (no mapping, so
+    /// no SIGBUS). Large inputs skip the content cache. Returns the findings, the bytes read,
+    /// and the read error that ended it early, if any.
+    fn chunked(
+        &self,
+        provenance: &source::Provenance,
+        mut buf: Vec<u8>,
+        r: &mut dyn Read,
+        nul_text: bool,
+    ) -> (Vec<Finding>, u64, Option<std::io::Error>) {
+        if nul_text {
+            source::fs::nul_to_newline(&mut buf);
+        }
+        let window = STREAM_CHUNK + 2 * OVERLAP;
+        let (mut base, mut own_from) = (0, 0);
         let mut origin = Origin::START;
         let mut out = Vec::new();
+        let (mut eof, mut error) = (false, None);
         loop {
-            let end = (base + STREAM_CHUNK + 2 * OVERLAP).min(len);
-            let last = end == len;
-            let own_to = if last { len } else { end - OVERLAP };
-            let hay = &map[base..end];
-            // The whole chunk's matches mask contexts; each chunk reports the ones that start
-            // in its own part.
+            while !eof && buf.len() < window {
+                let at = buf.len();
+                buf.resize(at + (window - at).min(1 << 20), 0);
+                match r.read(&mut buf[at..]) {
+                    Ok(0) => {
+                        buf.truncate(at);
+                        eof = true;
+                    }
+                    Ok(n) => {
+                        if nul_text {
+                            source::fs::nul_to_newline(&mut buf[at..at + n]);
+                        }
+                        buf.truncate(at + n);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(at),
+                    Err(e) => {
+                        buf.truncate(at);
+                        eof = true;
+                        error = Some(e);
+                    }
+                }
+            }
+            let len = base + buf.len();
+            let own_to = if eof { len } else { len - OVERLAP };
+            let hay = &buf[..];
+            // The whole chunk's matches, decoded views included, mask contexts; each chunk
+            // reports the ones that start in its own part.
             let mut scanned = self.matches(hay);
             let own = |m: &Match| (own_from..own_to).contains(&(base + m.start));
             let all = scanned_spans(&scanned);
             scanned.plain.retain(own);
             scanned.decoded.retain(|d| own(&d.at));
-            out.extend(self.found(hay, &scanned, &all, &blob.provenance, origin));
-            if last {
-                return out;
+            out.extend(self.found(hay, &scanned, &all, provenance, origin));
+            if eof {
+                return (out, len as u64, error);
             }
             let next = own_to - OVERLAP;
-            origin.advance(&hay[..next - base]);
-            let upto = next / page * page;
-            if upto > released {
-                // SAFETY: the range lies inside the map and below every byte read from here
-                // on (the next chunk starts at `next`); a private read-only file mapping
-                // re-reads the file if touched again, so no data can be lost.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        released,
-                        upto - released,
-                    )
-                };
-                released = upto;
-            }
+            origin.advance(&buf[..next - base]);
+            buf.drain(..next - base);
             (base, own_from) = (next, own_to);
+        }
+    }
+
+    /// A file or pipe too large to hold (or a pipe named on the command line): an archive
+    /// on disk is opened in place, anything else scanned in chunks.
+    fn stream(
+        &self,
+        c: &Mutex<Collected>,
+        mut s: source::fs::Stream,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) {
+        use source::fs::Reader;
+        let path = s.provenance.display();
+        if self.policy.path_allowed(&path) {
+            return;
+        }
+        if let (Some(a), Reader::File(f)) = (&self.archives, &mut s.rest) {
+            if source::archive::sniff(&s.head).is_some() {
+                let prov = s.provenance.clone();
+                let inside = |p| prov.with_path(p);
+                source::archive::expand_file(&path, f, &a.limits, &mut |e| {
+                    self.archive_event(c, a, &inside, on_warning, e)
+                });
+                return;
+            }
+        }
+        let pipe = matches!(s.rest, Reader::Pipe(_));
+        let (found, n, error) = self.chunked(&s.provenance, s.head, &mut s.rest, s.nul_text);
+        self.counted_bytes(c, n, found);
+        if let Some(e) = error {
+            if pipe {
+                lock(c).summary.failed_inputs += 1;
+            }
+            let msg = format!("reading stopped after {n} bytes ({e}); scanned what was read");
+            warn(c, on_warning, path.clone(), msg);
+        }
+        if let Some(size) = s.size.filter(|&size| n < size) {
+            let msg = format!(
+                "shrank from {size} to {n} bytes while read (truncated?); scanned what was read"
+            );
+            warn(c, on_warning, path, msg);
         }
     }
 
@@ -377,13 +449,16 @@ impl Scanner {
 
     /// Count a scanned blob and file its findings.
     fn counted(&self, c: &Mutex<Collected>, blob: &Blob, found: Vec<Finding>) {
+        self.counted_bytes(c, blob.data.len() as u64, found)
+    }
+
+    /// Count a scanned input of `n` bytes and file its findings.
+    fn counted_bytes(&self, c: &Mutex<Collected>, n: u64, found: Vec<Finding>) {
         self.progress.files.fetch_add(1, Relaxed);
-        self.progress
-            .bytes
-            .fetch_add(blob.data.len() as u64, Relaxed);
+        self.progress.bytes.fetch_add(n, Relaxed);
         let mut c = lock(c);
         c.summary.files += 1;
-        c.summary.bytes += blob.data.len() as u64;
+        c.summary.bytes += n;
         self.keep(&mut c, found);
     }
 
@@ -397,12 +472,29 @@ impl Scanner {
         provenance: &dyn Fn(String) -> source::Provenance,
         on_warning: &(dyn Fn(&Warning) + Sync),
     ) {
+        source::archive::expand(path, data, &a.limits, &mut |e| {
+            self.archive_event(c, a, provenance, on_warning, e)
+        });
+    }
+
+    /// One thing an archive held: a file scanned (whole or in chunks), a skip, a warning.
+    fn archive_event(
+        &self,
+        c: &Mutex<Collected>,
+        a: &Archives,
+        provenance: &dyn Fn(String) -> source::Provenance,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+        e: source::archive::Event<'_>,
+    ) {
         use source::archive::Event as E;
-        source::archive::expand(path, data, &a.limits, &mut |e| match e {
-            E::File { path, data } => {
+        match e {
+            E::File { path, mut data } => {
                 if !a.binary && source::fs::is_binary(&data) {
-                    lock(c).summary.skipped_binary += 1;
-                    return;
+                    return skipped(c, path, "binary");
+                }
+                let sniff = &data[..data.len().min(8 << 10)];
+                if memchr::memchr(0, sniff).is_some() && source::fs::nul_separated_text(sniff) {
+                    source::fs::nul_to_newline(&mut data);
                 }
                 let blob = Blob {
                     provenance: provenance(path),
@@ -412,9 +504,28 @@ impl Scanner {
                     self.counted(c, &blob, self.blob(&blob));
                 }
             }
-            E::SkippedLarge => lock(c).summary.skipped_large += 1,
+            E::Stream { path, head, rest } => {
+                let prov = provenance(path);
+                if self.policy.path_allowed(&prov.display()) {
+                    return;
+                }
+                if !a.binary && source::fs::is_binary(&head) {
+                    return skipped(c, prov.display(), "binary");
+                }
+                let (found, n, _) = self.chunked(&prov, head, rest, false);
+                self.counted_bytes(c, n, found);
+            }
+            E::SkippedLarge { path, size } => {
+                let what = match size {
+                    Some(n) => format!("{n} bytes"),
+                    None => "its size".to_string(),
+                };
+                let msg = format!("too large ({what} over the size limit); not scanned");
+                warn(c, on_warning, path.clone(), msg);
+                skipped(c, path, "too large");
+            }
             E::Warning { path, message } => warn(c, on_warning, path, message),
-        });
+        }
     }
 
     /// File findings as reported, or as suppressed when the baseline knows them.
@@ -439,10 +550,30 @@ impl Scanner {
         let c = Mutex::new(Collected::default());
         source::fs::walk(opts, &|event| match event {
             Event::Blob(b) => self.take(&c, &b, on_warning),
-            Event::SkippedBinary => lock(&c).summary.skipped_binary += 1,
-            Event::SkippedLarge(_) => lock(&c).summary.skipped_large += 1,
-            Event::Error { path, message } => {
-                warn(&c, on_warning, path.display().to_string(), message)
+            Event::Stream(s) => self.stream(&c, s, on_warning),
+            Event::Skipped { path, why } => {
+                let path = source::fs::display_path(&path);
+                match why {
+                    source::fs::Skip::Binary => skipped(&c, path, "binary"),
+                    source::fs::Skip::Large(n) => {
+                        let msg = format!("too large ({n} bytes over --max-file-size); not scanned");
+                        warn(&c, on_warning, path.clone(), msg);
+                        skipped(&c, path, "too large");
+                    }
+                }
+            }
+            Event::Ignored(n) => lock(&c).summary.skipped_ignored += n,
+            Event::Error {
+                path,
+                message,
+                named,
+            } => {
+                let path = path.display().to_string();
+                warn(&c, on_warning, path.clone(), message);
+                if named {
+                    lock(&c).summary.failed_inputs += 1;
+                }
+                skipped(&c, path, "unreadable");
             }
         });
         let mut c = c.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -572,10 +703,7 @@ impl Scanner {
         }
         let data = match object {
             git::Object::Blob(d) => d,
-            git::Object::TooLarge(_) => {
-                lock(c).summary.skipped_large += 1;
-                return;
-            }
+            git::Object::TooLarge(_) => return skipped(c, path, "too large"),
             git::Object::Missing => {
                 let msg = format!("blob {} is missing from the object database", change.blob);
                 return warn(c, on_warning, path, msg);
@@ -603,8 +731,7 @@ impl Scanner {
             return self.take(c, &blob, on_warning);
         }
         if !opts.binary && source::fs::is_binary(&blob.data) {
-            lock(c).summary.skipped_binary += 1;
-            return;
+            return skipped(c, blob.provenance.display(), "binary");
         }
         let mut found = self.blob(&blob);
         // Only lines this change added: a secret that stays in a file through later edits
@@ -759,8 +886,7 @@ impl Scanner {
                 let archive =
                     self.archives.is_some() && source::archive::sniff(&blob.data).is_some();
                 if !opts.binary && !archive && source::fs::is_binary(&blob.data) {
-                    lock(c).summary.skipped_binary += 1;
-                    return;
+                    return skipped(c, blob.provenance.display(), "binary");
                 }
                 self.take(c, &blob, on_warning);
             }
@@ -780,11 +906,41 @@ impl Scanner {
         whiteouts
     }
 
-    /// Scan standard input as one blob.
+    /// Scan standard input: whole when it fits in a chunk, else a chunk at a time (memory
+    /// stays bounded whatever its size).
     pub fn stdin(&self, on_warning: &(dyn Fn(&Warning) + Sync)) -> std::io::Result<Outcome> {
         let start = Instant::now();
         let c = Mutex::new(Collected::default());
-        self.take(&c, &source::stdin()?, on_warning);
+        let provenance = source::Provenance::Stream {
+            name: "<stdin>".into(),
+        };
+        let mut r = std::io::stdin().lock();
+        let mut head = Vec::new();
+        (&mut r)
+            .take(STREAM_CHUNK as u64 + 1)
+            .read_to_end(&mut head)?;
+        if head.len() <= STREAM_CHUNK {
+            let blob = Blob {
+                provenance,
+                data: Data::Owned(head),
+            };
+            self.take(&c, &blob, on_warning);
+        } else if let Some(a) = self
+            .archives
+            .as_ref()
+            .filter(|_| source::archive::sniff(&head).is_some_and(|k| k != source::archive::Kind::Zip))
+        {
+            let inside = |p| provenance.with_path(p);
+            source::archive::expand_stream("<stdin>", head, r, &a.limits, &mut |e| {
+                self.archive_event(&c, a, &inside, on_warning, e)
+            });
+        } else {
+            let (found, n, error) = self.chunked(&provenance, head, &mut r, false);
+            self.counted_bytes(&c, n, found);
+            if let Some(e) = error {
+                return Err(e);
+            }
+        }
         Ok(finish(
             c.into_inner().unwrap_or_else(|e| e.into_inner()),
             start,
@@ -824,6 +980,20 @@ fn warn(
     lock(c).warnings.push(w);
 }
 
+/// Count a file not scanned and name it in the summary.
+fn skipped(c: &Mutex<Collected>, path: String, reason: &str) {
+    let mut c = lock(c);
+    match reason {
+        "binary" => c.summary.skipped_binary += 1,
+        "too large" => c.summary.skipped_large += 1,
+        _ => c.summary.skipped_unreadable += 1,
+    }
+    c.summary.skipped.push(report::Skipped {
+        path,
+        reason: reason.to_string(),
+    });
+}
+
 /// What one distinct content holds, cached by its hash.
 struct Scanned {
     plain: Vec<Match>,
@@ -847,8 +1017,11 @@ struct Decoded {
 /// workers share the tail of the work evenly.
 const GIT_BATCH: usize = 64;
 
-/// Mapped blobs larger than this are scanned in chunks of this size.
-const STREAM_CHUNK: usize = 64 << 20;
+/// Inputs larger than this are scanned in chunks of this size.
+const STREAM_CHUNK: usize = source::fs::STREAM_AT as usize;
+/// Notebooks larger than this are scanned as plain text: their structure (a position map
+/// per byte) costs many times their size.
+const NOTEBOOK_MAX: usize = 16 << 20;
 /// Bytes shared by neighbouring chunks on each side: more than any match and its context.
 const OVERLAP: usize = 2 * MAX_WINDOW;
 
@@ -868,10 +1041,7 @@ impl Outcome {
         c.findings.extend(other.findings);
         c.suppressed.extend(other.suppressed);
         c.warnings.extend(other.warnings);
-        c.summary.files += other.summary.files;
-        c.summary.bytes += other.summary.bytes;
-        c.summary.skipped_binary += other.summary.skipped_binary;
-        c.summary.skipped_large += other.summary.skipped_large;
+        c.summary.add(&other.summary);
         let elapsed = c.summary.elapsed + other.summary.elapsed;
         let mut o = finish(c, Instant::now());
         o.summary.elapsed = elapsed;
@@ -888,6 +1058,7 @@ fn finish(mut c: Collected, start: Instant) -> Outcome {
     crate::validate::annotate_accounts(&mut c.findings);
     c.suppressed.sort_by(order);
     c.warnings.sort_by(|a, b| a.path.cmp(&b.path));
+    c.summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     c.summary.findings = c.findings.len() as u64;
     c.summary.suppressed = c.suppressed.len() as u64;
     c.summary.warnings = c.warnings.len() as u64;

@@ -160,6 +160,8 @@ fn summary_line(s: &Summary, findings: usize) -> String {
         (s.warnings, "warnings"),
         (s.skipped_binary, "binary skipped"),
         (s.skipped_large, "too large skipped"),
+        (s.skipped_ignored, "ignored skipped"),
+        (s.skipped_unreadable, "unreadable skipped"),
     ] {
         if n > 0 {
             line.push_str(&format!(", {n} {what}"));

@@ -502,7 +502,8 @@ pub struct Warning {
     pub message: String,
 }
 
-/// Totals for the summary line and the JSON report.
+/// Totals for the summary line and the JSON report. Nothing is skipped without being counted
+/// here, and named in `skipped` where its path is known.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Summary {
     pub files: u64,
@@ -511,9 +512,38 @@ pub struct Summary {
     pub suppressed: u64,
     pub skipped_binary: u64,
     pub skipped_large: u64,
+    /// Entries (files, or whole directories) that ignore files excluded.
+    pub skipped_ignored: u64,
+    /// Inputs that could not be read (each also a warning).
+    pub skipped_unreadable: u64,
+    /// Of those, inputs named on the command line: the run fails (exit 2).
+    pub failed_inputs: u64,
     pub warnings: u64,
     #[serde(serialize_with = "ser_secs")]
     pub elapsed: Duration,
+    /// Each file skipped, with why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A file not scanned, and why: `binary`, `too large`, `unreadable`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+impl Summary {
+    /// Add another scan's totals to these.
+    pub fn add(&mut self, o: &Summary) {
+        self.files += o.files;
+        self.bytes += o.bytes;
+        self.skipped_binary += o.skipped_binary;
+        self.skipped_large += o.skipped_large;
+        self.skipped_ignored += o.skipped_ignored;
+        self.skipped_unreadable += o.skipped_unreadable;
+        self.failed_inputs += o.failed_inputs;
+        self.skipped.extend(o.skipped.iter().cloned());
+    }
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -33,7 +33,8 @@ impl Environment {
 
     /// `/proc/PID/environ`.
     pub fn of_pid(pid: u32) -> std::io::Result<Environment> {
-        let bytes = std::fs::read(format!("/proc/{pid}/environ"))?;
+        let path = format!("/proc/{pid}/environ");
+        let bytes = read_bounded(std::fs::File::open(&path)?)?;
         Ok(Environment {
             origin: format!("pid {pid}"),
             vars: parse(&bytes),
@@ -41,9 +42,15 @@ impl Environment {
         })
     }
 
-    /// A dump file in any of the supported shapes.
+    /// A dump file in any of the supported shapes. A FIFO or pipe is read with a time
+    /// bound, a device is refused, and anything larger than [`MAX_DUMP`] is refused: an
+    /// environment is small, and parsing one costs a few times its size.
     pub fn from_file(path: &std::path::Path) -> std::io::Result<Environment> {
-        let bytes = std::fs::read(path)?;
+        use super::fs::{open_checked, Opened};
+        let bytes = match open_checked(path, true).map_err(std::io::Error::other)? {
+            Opened::File(f, _) => read_bounded(f)?,
+            Opened::Pipe(p) => read_bounded(p)?,
+        };
         Ok(Environment::from_dump(path.display().to_string(), &bytes))
     }
 
@@ -125,6 +132,23 @@ fn file_lines(bytes: &[u8], vars: &Vars) -> Vec<usize> {
         out.push(line);
     }
     out
+}
+
+/// Largest environment dump read (a process's environment is limited to a few MiB).
+pub const MAX_DUMP: u64 = 16 << 20;
+
+/// All of `r`, or an error when it holds more than [`MAX_DUMP`] bytes.
+fn read_bounded(r: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    r.take(MAX_DUMP + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_DUMP {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not an environment dump (use `leakhound scan` for large files)",
+            MAX_DUMP >> 20
+        )));
+    }
+    Ok(bytes)
 }
 
 /// Whether a file name says it holds an environment: `.env`, `*.env`, `.env.*`, `environ`.

@@ -1,16 +1,28 @@
 //! Files and directories: a parallel walk (the `ignore` crate) that honours ignore files,
 //! includes hidden files, never follows symlinks, and reads each regular file.
+//!
+//! Nothing is dropped without a word: files skipped as binary, too large or unreadable are
+//! named; entries that ignore files exclude are counted; well-known secret files (`.env`,
+//! `*.pem`, `credentials`, ...) are read even when ignored (unless told otherwise). A file
+//! found by the walk is opened without blocking and checked after opening, so a FIFO or
+//! device swapped in after the listing is refused, never read; one named on the command line
+//! is read with a time bound.
 
 use super::{Blob, Data, Provenance};
 use ignore::{WalkBuilder, WalkState};
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
 
-/// Files at least this large are memory-mapped rather than read.
-const MMAP_AT: u64 = 16 << 20;
+/// Files larger than this are not held in memory: they are read and scanned in chunks.
+pub const STREAM_AT: u64 = 64 << 20;
 /// How much of a file's start is looked at to call it binary.
 const BINARY_SNIFF: usize = 8 << 10;
+/// A pipe named on the command line: how long to wait for its next bytes.
+pub const PIPE_IDLE: Duration = Duration::from_secs(10);
 
 /// How to walk.
 #[derive(Debug, Clone)]
@@ -23,18 +35,121 @@ pub struct WalkOptions {
     /// Skip files larger than this; `None` for no limit.
     pub max_file_size: Option<u64>,
     pub threads: usize,
+    /// Read well-known secret files (`.env`, `*.pem`, ...) even when an ignore file lists
+    /// them: in a runtime, ignored `.env` files are exactly where secrets are.
+    pub ignored_secret_files: bool,
+}
+
+/// Why a file was not scanned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    Binary,
+    /// Its size, over the limit.
+    Large(u64),
 }
 
 /// What the walk met.
 pub enum Event {
     Blob(Blob),
-    SkippedBinary,
-    SkippedLarge(PathBuf),
-    /// An input that could not be read; the walk goes on.
+    /// A file too large to hold, or a pipe named on the command line: scanned as it is read.
+    Stream(Stream),
+    Skipped {
+        path: PathBuf,
+        why: Skip,
+    },
+    /// Entries (files or whole directories) that ignore files excluded.
+    Ignored(u64),
+    /// An input that could not be read; the walk goes on. `named`: given on the command
+    /// line (then the run fails).
     Error {
         path: PathBuf,
         message: String,
+        named: bool,
     },
+}
+
+/// An input read as it is scanned.
+pub struct Stream {
+    pub provenance: Provenance,
+    /// Bytes already read from its start.
+    pub head: Vec<u8>,
+    pub rest: Reader,
+    /// Its size when it was opened (a regular file); it may shrink while read.
+    pub size: Option<u64>,
+    /// NUL-separated text (`/proc/PID/environ`): NULs are read as line ends.
+    pub nul_text: bool,
+}
+
+/// Where the rest of a stream comes from.
+pub enum Reader {
+    File(File),
+    Pipe(Bounded),
+}
+
+impl Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Reader::File(f) => f.read(buf),
+            Reader::Pipe(p) => p.read(buf),
+        }
+    }
+}
+
+/// A pipe read with a time bound: waiting longer than `idle` for the next bytes (or for a
+/// writer to appear) is an error, never a hang.
+pub struct Bounded {
+    file: File,
+    idle: Duration,
+}
+
+impl Bounded {
+    pub fn new(file: File, idle: Duration) -> Bounded {
+        Bounded { file, idle }
+    }
+}
+
+impl Read for Bounded {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        loop {
+            // Poll first: a FIFO opened without blocking reads as empty until a writer comes.
+            let mut p = libc::pollfd {
+                fd: self.file.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = self.idle.as_millis().min(i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd, for the duration of the call.
+            let r = unsafe { libc::poll(&mut p, 1, ms) };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if r == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "a pipe: no data for {} s; reading stopped",
+                        self.idle.as_secs()
+                    ),
+                ));
+            }
+            match (&self.file).read(buf) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    continue
+                }
+                r => return r,
+            }
+        }
+    }
 }
 
 /// Walk every path, calling `visit` from the walker's threads.
@@ -46,6 +161,7 @@ pub fn walk(opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) {
     for p in rest {
         b.add(p);
     }
+    let secrets = opts.ignore_files && opts.ignored_secret_files;
     b.hidden(false)
         .ignore(opts.ignore_files)
         .git_ignore(opts.ignore_files)
@@ -55,38 +171,138 @@ pub fn walk(opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) {
         .require_git(false)
         .follow_links(false)
         .threads(opts.threads)
-        // The object database is compressed and has its own scanner (`leakhound git`).
-        .filter_entry(|e| !(e.depth() > 0 && e.file_name() == ".git"));
+        .filter_entry(move |e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            // The object database is compressed and has its own scanner (`leakhound git`).
+            if e.file_name() == ".git" {
+                return false;
+            }
+            // Secret files are read from their directory's listing, ignored or not.
+            !(secrets && e.file_type().is_some_and(|t| t.is_file()) && is_secret_file(e.path()))
+        });
+    // Children of every directory walked, against those the walker handed over: the
+    // difference is what ignore files excluded.
+    let listed = AtomicU64::new(0);
+    let yielded = AtomicU64::new(0);
     b.build_parallel().run(|| {
+        let (listed, yielded) = (&listed, &yielded);
         Box::new(move |entry| {
             match entry {
                 Err(e) => {
                     let path = error_path(&e).unwrap_or_default();
+                    let named = opts.paths.contains(&path);
                     visit(Event::Error {
                         path,
                         message: e.to_string(),
+                        named,
                     });
                 }
                 Ok(entry) => {
+                    let named = entry.depth() == 0;
+                    if !named {
+                        yielded.fetch_add(1, Relaxed);
+                    }
                     let Some(ft) = entry.file_type() else {
                         return WalkState::Continue;
                     };
-                    if ft.is_dir() || ft.is_symlink() {
+                    if ft.is_dir() {
+                        if opts.ignore_files {
+                            listed.fetch_add(list(entry.path(), secrets, opts, visit), Relaxed);
+                        }
+                        return WalkState::Continue;
+                    }
+                    if named {
+                        // Named on purpose: followed if a link, read if a pipe.
+                        visit(read(entry.path(), opts, true));
+                        return WalkState::Continue;
+                    }
+                    if ft.is_symlink() {
                         return WalkState::Continue;
                     }
                     if !ft.is_file() {
                         visit(Event::Error {
                             path: entry.path().to_path_buf(),
                             message: "not a regular file (FIFO, socket or device); skipped".into(),
+                            named: false,
                         });
                         return WalkState::Continue;
                     }
-                    visit(read(entry.path(), opts));
+                    visit(read(entry.path(), opts, false));
                 }
             }
             WalkState::Continue
         })
     });
+    if opts.ignore_files {
+        let ignored = listed.into_inner().saturating_sub(yielded.into_inner());
+        if ignored > 0 {
+            visit(Event::Ignored(ignored));
+        }
+    }
+}
+
+/// List a directory the walker entered: count the children it should hand over, and read
+/// the well-known secret files among them here (the walker is told to leave them).
+fn list(dir: &Path, secrets: bool, opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        // The walker reports the same error.
+        return 0;
+    };
+    let mut n = 0;
+    for child in rd.flatten() {
+        if child.file_name() == ".git" {
+            continue;
+        }
+        let path = child.path();
+        if secrets && child.file_type().is_ok_and(|t| t.is_file()) && is_secret_file(&path) {
+            visit(read(&path, opts, false));
+            continue;
+        }
+        n += 1;
+    }
+    n
+}
+
+/// Names that hold credentials by convention: read even when an ignore file lists them.
+pub fn is_secret_file(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let parent = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    const NAMES: &[&str] = &[
+        "credentials",
+        "credentials.json",
+        ".npmrc",
+        ".netrc",
+        "_netrc",
+        ".pgpass",
+        ".git-credentials",
+        ".pypirc",
+        ".dockercfg",
+        ".htpasswd",
+        ".vault-token",
+        "secrets.yml",
+        "secrets.yaml",
+        "secrets.json",
+        "environ",
+    ];
+    const SUFFIXES: &[&str] = &[
+        ".env", ".pem", ".key", ".p12", ".pfx", ".ppk", ".tfvars", ".tfstate",
+    ];
+    NAMES.contains(&name)
+        || name.starts_with(".env")
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
+        || ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]
+            .iter()
+            .any(|k| name.starts_with(k))
+        || (parent == ".docker" && name == "config.json")
+        || (parent == ".kube" && name == "config")
 }
 
 fn error_path(e: &ignore::Error) -> Option<PathBuf> {
@@ -100,63 +316,154 @@ fn error_path(e: &ignore::Error) -> Option<PathBuf> {
     }
 }
 
-/// Read one regular file into a blob, or say why not.
-pub fn read(path: &Path, opts: &WalkOptions) -> Event {
-    let err = |e: std::io::Error| Event::Error {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) => return err(e),
-    };
-    let meta = match file.metadata() {
-        Ok(m) => m,
-        Err(e) => return err(e),
-    };
-    if !meta.is_file() {
-        return Event::Error {
-            path: path.to_path_buf(),
-            message: "not a regular file; skipped".into(),
-        };
+/// Open an input without blocking (a FIFO swapped in waits for no writer) and without
+/// becoming its terminal.
+pub fn open(path: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
+/// An opened input, by what it turned out to be.
+pub enum Opened {
+    File(File, u64),
+    /// A FIFO or pipe named on purpose, read with a time bound.
+    Pipe(Bounded),
+}
+
+/// Open `path` and check what was opened (not what the listing said): regular files, and
+/// pipes when `named`; anything else is refused with the reason.
+pub fn open_checked(path: &Path, named: bool) -> Result<Opened, String> {
+    let file = open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Ok(Opened::File(file, meta.len()));
     }
-    if opts.max_file_size.is_some_and(|max| meta.len() > max) {
-        return Event::SkippedLarge(path.to_path_buf());
+    if ft.is_fifo() && named {
+        return Ok(Opened::Pipe(Bounded::new(file, PIPE_IDLE)));
     }
-    let data = if meta.len() >= MMAP_AT {
-        // SAFETY: the map is read-only and private; a concurrent truncation can raise SIGBUS,
-        // the documented risk of mapping, accepted for files too large to copy.
-        match unsafe { memmap2::Mmap::map(&file) } {
-            Ok(m) => Data::Mapped(m),
-            Err(e) => return err(e),
-        }
+    Err(if ft.is_fifo() {
+        "a FIFO, not a regular file (it changed after the directory was listed?); not read"
+            .into()
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device, not a regular file; not read".into()
+    } else if ft.is_dir() {
+        "a directory (it changed while walked?); not read".into()
     } else {
-        let mut buf = Vec::with_capacity(meta.len() as usize + 1);
-        if let Err(e) = (&file).read_to_end(&mut buf) {
-            return err(e);
-        }
-        Data::Owned(buf)
-    };
-    // Archives look binary; the scanner opens them.
-    if !opts.binary && is_binary(&data) && super::archive::sniff(&data).is_none() {
-        return Event::SkippedBinary;
-    }
-    Event::Blob(Blob {
-        provenance: Provenance::File {
-            path: display_path(path),
-            variable: None,
-        },
-        data,
+        "not a regular file; not read".into()
     })
 }
 
-/// A NUL byte near the start, unless the text is UTF-16 (which is full of them).
-pub fn is_binary(data: &[u8]) -> bool {
-    memchr::memchr(0, &data[..data.len().min(BINARY_SNIFF)]).is_some()
-        && !crate::decode::looks_utf16(data)
+/// Read one input into a blob (or a stream when large or a pipe), or say why not.
+pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
+    let err = |message: String| Event::Error {
+        path: path.to_path_buf(),
+        message,
+        named,
+    };
+    let provenance = Provenance::File {
+        path: display_path(path),
+        variable: None,
+    };
+    let (mut rest, size) = match open_checked(path, named) {
+        Ok(Opened::File(f, len)) => {
+            if opts.max_file_size.is_some_and(|max| len > max) {
+                return Event::Skipped {
+                    path: path.to_path_buf(),
+                    why: Skip::Large(len),
+                };
+            }
+            (Reader::File(f), Some(len))
+        }
+        Ok(Opened::Pipe(p)) => {
+            // Named on purpose: scanned as it comes, whatever it holds.
+            return Event::Stream(Stream {
+                provenance,
+                head: Vec::new(),
+                rest: Reader::Pipe(p),
+                size: None,
+                nul_text: false,
+            });
+        }
+        Err(m) => return err(m),
+    };
+    // Read whole up to the streaming size; a file that grows past it while read (or a pipe)
+    // goes on as a stream.
+    let mut data = Vec::with_capacity(size.unwrap_or(0).min(STREAM_AT) as usize + 1);
+    if let Err(e) = (&mut rest).take(STREAM_AT + 1).read_to_end(&mut data) {
+        return err(e.to_string());
+    }
+    let whole = data.len() as u64 <= STREAM_AT;
+    let sniff = &data[..data.len().min(BINARY_SNIFF)];
+    let nul_text = has_nul(sniff) && nul_separated_text(sniff);
+    // Archives look binary; the scanner opens them.
+    if !opts.binary && is_binary(&data) && super::archive::sniff(&data).is_none() {
+        return Event::Skipped {
+            path: path.to_path_buf(),
+            why: Skip::Binary,
+        };
+    }
+    if !whole {
+        return Event::Stream(Stream {
+            provenance,
+            head: data,
+            rest,
+            size,
+            nul_text,
+        });
+    }
+    if nul_text {
+        nul_to_newline(&mut data);
+    }
+    Event::Blob(Blob {
+        provenance,
+        data: Data::Owned(data),
+    })
 }
 
-fn display_path(p: &Path) -> String {
+fn has_nul(b: &[u8]) -> bool {
+    memchr::memchr(0, b).is_some()
+}
+
+/// A NUL byte near the start, unless the text is UTF-16 (which is full of them) or
+/// NUL-separated text (`/proc/PID/environ`, `find -print0`).
+pub fn is_binary(data: &[u8]) -> bool {
+    let sniff = &data[..data.len().min(BINARY_SNIFF)];
+    has_nul(sniff) && !crate::decode::looks_utf16(data) && !nul_separated_text(sniff)
+}
+
+/// Text whose entries end with NUL rather than a newline: UTF-8 with no other control
+/// bytes, and NULs as separators (not runs of padding).
+pub fn nul_separated_text(sniff: &[u8]) -> bool {
+    let nuls = memchr::memchr_iter(0, sniff).count();
+    if nuls == 0 || nuls * 4 > sniff.len() {
+        return false;
+    }
+    if sniff
+        .iter()
+        .any(|&b| matches!(b, 1..=8 | 0x0e..=0x1a | 0x1c..=0x1f | 0x7f))
+    {
+        return false;
+    }
+    match std::str::from_utf8(sniff) {
+        Ok(_) => true,
+        // Only a character cut at the end of the sniffed bytes.
+        Err(e) => e.error_len().is_none(),
+    }
+}
+
+/// NUL separators as line ends, so lines and contexts are entries.
+pub fn nul_to_newline(data: &mut [u8]) {
+    for b in data.iter_mut() {
+        if *b == 0 {
+            *b = b'\n';
+        }
+    }
+}
+
+pub fn display_path(p: &Path) -> String {
     let s = p.to_string_lossy();
     s.strip_prefix("./").unwrap_or(&s).to_string()
 }

@@ -103,12 +103,10 @@ impl Provenance {
     }
 }
 
-/// Bytes of one input, owned or memory-mapped.
+/// Bytes of one input, held in memory. Large inputs are never memory-mapped (a file truncated
+/// while mapped raises SIGBUS); they are read and scanned in chunks instead.
 pub enum Data {
     Owned(Vec<u8>),
-    /// Large files only: a file truncated while mapped can raise SIGBUS, a risk taken for
-    /// inputs too big to copy.
-    Mapped(memmap2::Mmap),
 }
 
 impl std::ops::Deref for Data {
@@ -116,7 +114,6 @@ impl std::ops::Deref for Data {
     fn deref(&self) -> &[u8] {
         match self {
             Data::Owned(v) => v,
-            Data::Mapped(m) => m,
         }
     }
 }
@@ -125,17 +122,4 @@ impl std::ops::Deref for Data {
 pub struct Blob {
     pub provenance: Provenance,
     pub data: Data,
-}
-
-/// Read all of standard input.
-pub fn stdin() -> std::io::Result<Blob> {
-    use std::io::Read;
-    let mut buf = Vec::new();
-    std::io::stdin().lock().read_to_end(&mut buf)?;
-    Ok(Blob {
-        provenance: Provenance::Stream {
-            name: "<stdin>".into(),
-        },
-        data: Data::Owned(buf),
-    })
 }

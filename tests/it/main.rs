@@ -17,6 +17,7 @@ mod fuzz_replay;
 mod git;
 mod golden;
 mod image;
+mod loss;
 mod notebook;
 mod precommit;
 mod recall;
