@@ -556,7 +556,8 @@ impl Scanner {
                 match why {
                     source::fs::Skip::Binary => skipped(&c, path, "binary"),
                     source::fs::Skip::Large(n) => {
-                        let msg = format!("too large ({n} bytes over --max-file-size); not scanned");
+                        let msg =
+                            format!("too large ({n} bytes over --max-file-size); not scanned");
                         warn(&c, on_warning, path.clone(), msg);
                         skipped(&c, path, "too large");
                     }
@@ -925,11 +926,9 @@ impl Scanner {
                 data: Data::Owned(head),
             };
             self.take(&c, &blob, on_warning);
-        } else if let Some(a) = self
-            .archives
-            .as_ref()
-            .filter(|_| source::archive::sniff(&head).is_some_and(|k| k != source::archive::Kind::Zip))
-        {
+        } else if let Some(a) = self.archives.as_ref().filter(|_| {
+            source::archive::sniff(&head).is_some_and(|k| k != source::archive::Kind::Zip)
+        }) {
             let inside = |p| provenance.with_path(p);
             source::archive::expand_stream("<stdin>", head, r, &a.limits, &mut |e| {
                 self.archive_event(&c, a, &inside, on_warning, e)

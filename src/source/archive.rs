@@ -126,7 +126,10 @@ pub fn expand_file(
             Kind::Zip => zip(name, r, 1, limits, &mut budget, visit),
             Kind::Tar => {
                 let n = Rc::new(Cell::new(0));
-                let c = Counting { inner: r, n: n.clone() };
+                let c = Counting {
+                    inner: r,
+                    n: n.clone(),
+                };
                 tar_stream(name, c, n, 1, limits, &mut budget, visit)
             }
             _ => compressed(name, kind, r, 1, limits, &mut budget, visit),
@@ -156,7 +159,10 @@ pub fn expand_stream(
     let r = match kind {
         Some(Kind::Tar) => {
             let n = Rc::new(Cell::new(0));
-            let c = Counting { inner: r, n: n.clone() };
+            let c = Counting {
+                inner: r,
+                n: n.clone(),
+            };
             tar_stream(name, c, n, 1, limits, &mut budget, visit)
         }
         Some(Kind::Zip) | None => Err(io::Error::other("not a streamable archive")),
@@ -310,7 +316,10 @@ fn take_entry(
     budget.entries += 1;
     if budget.entries > limits.entries {
         budget.stopped = true;
-        return Err(limit(&path, format!("more than {} entries", limits.entries)));
+        return Err(limit(
+            &path,
+            format!("more than {} entries", limits.entries),
+        ));
     }
     if let (Some(d), Some(m)) = (declared, limits.entry_size) {
         if d > m {
@@ -637,9 +646,7 @@ fn zip<R: Read + io::Seek>(
             // still there, each behind its local header.
             visit(Event::Warning {
                 path: name.to_string(),
-                message: format!(
-                    "damaged zip ({e}); entries recovered from their local headers"
-                ),
+                message: format!("damaged zip ({e}); entries recovered from their local headers"),
             });
             return local_headers(name, &mut data, &at, depth, limits, budget, visit);
         }
@@ -713,8 +720,7 @@ fn local_headers<R: Read + io::Seek>(
                 path,
                 message: "encrypted zip entry; not scanned".into(),
             });
-        } else if f.compressed_size() == 0 && f.compression() != zip::CompressionMethod::Stored
-        {
+        } else if f.compressed_size() == 0 && f.compression() != zip::CompressionMethod::Stored {
             visit(Event::Warning {
                 path,
                 message: "entry sized only in its data descriptor; not recoverable without the central directory".into(),

@@ -345,8 +345,7 @@ pub fn open_checked(path: &Path, named: bool) -> Result<Opened, String> {
         return Ok(Opened::Pipe(Bounded::new(file, PIPE_IDLE)));
     }
     Err(if ft.is_fifo() {
-        "a FIFO, not a regular file (it changed after the directory was listed?); not read"
-            .into()
+        "a FIFO, not a regular file (it changed after the directory was listed?); not read".into()
     } else if ft.is_char_device() || ft.is_block_device() {
         "a device, not a regular file; not read".into()
     } else if ft.is_dir() {

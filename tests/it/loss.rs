@@ -23,8 +23,12 @@ struct Ended {
 
 impl Ended {
     fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
+        })
     }
 }
 
@@ -117,7 +121,13 @@ fn warnings(doc: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|w| format!("{}: {}", w["path"].as_str().unwrap(), w["message"].as_str().unwrap()))
+        .map(|w| {
+            format!(
+                "{}: {}",
+                w["path"].as_str().unwrap(),
+                w["message"].as_str().unwrap()
+            )
+        })
         .collect()
 }
 
@@ -162,7 +172,11 @@ fn a_bomb_entry_is_cut_not_the_archive() {
         warnings(&doc)
     );
     let w = warnings(&doc);
-    for name in ["release.zip!blank.bin", "release.tgz!blank.bin", "app.log.gz!app.log"] {
+    for name in [
+        "release.zip!blank.bin",
+        "release.tgz!blank.bin",
+        "app.log.gz!app.log",
+    ] {
         assert!(
             w.iter().any(|x| x.starts_with(name) && x.contains("bomb")),
             "{name}: {w:#?}"
@@ -188,7 +202,14 @@ fn a_bomb_entry_without_a_size_limit_stays_small_in_memory() {
     sb.write("bomb.zip", z.finish().unwrap().into_inner());
     let r = run(
         &sb,
-        &["scan", "bomb.zip", "--max-file-size", "0", "--format", "json"],
+        &[
+            "scan",
+            "bomb.zip",
+            "--max-file-size",
+            "0",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert_eq!(found(&r.json()), ["bomb.zip!app.env:1"]);
@@ -217,7 +238,9 @@ fn a_damaged_gzip_is_scanned_up_to_the_damage() {
     let mut long = token_line(902);
     let mut rng = 902u64;
     for _ in 0..20_000 {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         long.push_str(&format!("{:016x}\n", rng));
     }
     let full = gz(long.as_bytes());
@@ -230,14 +253,19 @@ fn a_damaged_gzip_is_scanned_up_to_the_damage() {
     let doc = r.json();
     assert_eq!(
         found(&doc),
-        ["crc.env.gz!crc.env:1", "cut.env.gz!cut.env:1", "padded.env.gz!padded.env:1"],
+        [
+            "crc.env.gz!crc.env:1",
+            "cut.env.gz!cut.env:1",
+            "padded.env.gz!padded.env:1"
+        ],
         "{:#?}",
         warnings(&doc)
     );
     let w = warnings(&doc);
     for name in ["crc.env.gz", "cut.env.gz"] {
         assert!(
-            w.iter().any(|x| x.starts_with(name) && x.contains("damage")),
+            w.iter()
+                .any(|x| x.starts_with(name) && x.contains("damage")),
             "{name}: {w:#?}"
         );
     }
@@ -262,7 +290,10 @@ fn a_zip_without_its_central_directory_is_recovered() {
     let r = run(&sb, &["scan", ".", "--format", "json"]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
-    assert_eq!(found(&doc), ["cut.zip!conf/app.env:1", "cut.zip!conf/b.env:1"]);
+    assert_eq!(
+        found(&doc),
+        ["cut.zip!conf/app.env:1", "cut.zip!conf/b.env:1"]
+    );
     assert!(
         warnings(&doc)
             .iter()
@@ -343,7 +374,12 @@ fn ignored_secret_files_are_scanned_and_ignored_entries_counted() {
     let r = run(&sb, &["scan", ".", "--format", "json"]);
     assert_eq!(
         found(&r.json()),
-        [".env:1", "build/out.txt:1", "deploy/.env.production:1", "notes.txt:1"]
+        [
+            ".env:1",
+            "build/out.txt:1",
+            "deploy/.env.production:1",
+            "notes.txt:1"
+        ]
     );
 }
 
@@ -355,14 +391,25 @@ fn a_named_path_that_cannot_be_read_fails_the_run() {
     sb.write("ok.env", token_line(1201));
     let r = run(
         &sb,
-        &["scan", "ok.env", "missing.txt", "/dev/null", "--format", "json"],
+        &[
+            "scan",
+            "ok.env",
+            "missing.txt",
+            "/dev/null",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     let doc = r.json();
     assert_eq!(found(&doc), ["ok.env:1"]);
     let w = warnings(&doc);
     assert!(w.iter().any(|x| x.starts_with("missing.txt")), "{w:#?}");
-    assert!(w.iter().any(|x| x.starts_with("/dev/null") && x.contains("device")), "{w:#?}");
+    assert!(
+        w.iter()
+            .any(|x| x.starts_with("/dev/null") && x.contains("device")),
+        "{w:#?}"
+    );
     assert_eq!(doc["summary"]["failed_inputs"], 2);
     // Without findings too.
     let r = run(&sb, &["scan", "missing.txt"]);
@@ -375,7 +422,10 @@ fn files_over_the_size_limit_are_named() {
     let sb = Sandbox::new();
     sb.write("big.log", "filler line of text\n".repeat(100_000));
     sb.write("small.env", token_line(1301));
-    let r = run(&sb, &["scan", ".", "--max-file-size", "1M", "--format", "json"]);
+    let r = run(
+        &sb,
+        &["scan", ".", "--max-file-size", "1M", "--format", "json"],
+    );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(
         r.stderr.contains("big.log") && r.stderr.contains("too large"),
@@ -399,10 +449,17 @@ fn a_file_truncated_during_the_scan_never_kills_the_run() {
     for delay_ms in [30, 80, 150, 250] {
         let path = sb.write("app.log", &body);
         let mut c = sb.cmd();
-        c.args(["scan", "app.log", "--max-file-size", "0", "--format", "json"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.args([
+            "scan",
+            "app.log",
+            "--max-file-size",
+            "0",
+            "--format",
+            "json",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
         let child = c.spawn().unwrap();
         std::thread::sleep(Duration::from_millis(delay_ms));
         std::fs::OpenOptions::new()
@@ -419,7 +476,12 @@ fn a_file_truncated_during_the_scan_never_kills_the_run() {
             "killed by a signal after {delay_ms} ms: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -443,12 +505,22 @@ fn fifos_swapped_in_after_the_listing_never_hang_the_scan() {
             std::fs::rename(&tmp, dir.join(format!("f{i:05}.txt"))).unwrap();
         }
     });
-    let r = run_with(&sb, &["scan", "d", "-j", "2", "--format", "json"], None, Duration::from_secs(60));
+    let r = run_with(
+        &sb,
+        &["scan", "d", "-j", "2", "--format", "json"],
+        None,
+        Duration::from_secs(60),
+    );
     swapper.join().unwrap();
     assert!(!r.timed_out, "the scan hung on a FIFO");
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     // And every FIFO met is named; a second scan meets only FIFOs.
-    let r = run_with(&sb, &["scan", "d", "--format", "json"], None, Duration::from_secs(60));
+    let r = run_with(
+        &sb,
+        &["scan", "d", "--format", "json"],
+        None,
+        Duration::from_secs(60),
+    );
     assert!(!r.timed_out, "the scan hung on a FIFO");
     let w = warnings(&r.json());
     assert_eq!(w.len(), n, "{:#?}", &w[..w.len().min(5)]);
@@ -476,7 +548,12 @@ fn a_named_fifo_is_read_with_a_bound() {
             f.write_all(secret.as_bytes()).unwrap();
         })
     };
-    let r = run_with(&sb, &["scan", "pipe.env", "--format", "json"], None, Duration::from_secs(60));
+    let r = run_with(
+        &sb,
+        &["scan", "pipe.env", "--format", "json"],
+        None,
+        Duration::from_secs(60),
+    );
     writer.join().unwrap();
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert_eq!(found(&r.json()), ["pipe.env:1"]);
@@ -506,7 +583,12 @@ fn stdin_is_scanned_in_bounded_memory() {
         }
         let _ = s.write_all(secret.as_bytes());
     });
-    let r = run_with(&sb, &["scan", "-", "--format", "json"], Some(feed), Duration::from_secs(300));
+    let r = run_with(
+        &sb,
+        &["scan", "-", "--format", "json"],
+        Some(feed),
+        Duration::from_secs(300),
+    );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
     assert_eq!(found(&doc), [format!("<stdin>:{}", lines + 1)]);
@@ -522,13 +604,18 @@ fn stdin_is_scanned_in_bounded_memory() {
 #[test]
 fn env_reads_a_bounded_dump() {
     let sb = Sandbox::new();
-    let mut big = "FILLER=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n".repeat(300_000);
+    let mut big =
+        "FILLER=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n".repeat(300_000);
     big.push_str(&token_line(1702));
     sb.write("huge.env", &big);
     let r = run(&sb, &["env", "huge.env"]);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("huge.env"), "{}", r.stderr);
-    assert!(r.max_rss_kb < 120 << 10, "peak memory {} MiB", r.max_rss_kb >> 10);
+    assert!(
+        r.max_rss_kb < 120 << 10,
+        "peak memory {} MiB",
+        r.max_rss_kb >> 10
+    );
 }
 
 /// Item 17: a notebook too large to hold as structure is scanned as text, with a warning.
@@ -549,11 +636,17 @@ fn a_huge_notebook_is_scanned_as_text_in_bounded_memory() {
     let doc = r.json();
     assert_eq!(found(&doc).len(), 1, "{:#}", doc["findings"]);
     assert!(
-        warnings(&doc).iter().any(|w| w.starts_with("big.ipynb") && w.contains("plain text")),
+        warnings(&doc)
+            .iter()
+            .any(|w| w.starts_with("big.ipynb") && w.contains("plain text")),
         "{:#?}",
         warnings(&doc)
     );
-    assert!(r.max_rss_kb < 150 << 10, "peak memory {} MiB", r.max_rss_kb >> 10);
+    assert!(
+        r.max_rss_kb < 150 << 10,
+        "peak memory {} MiB",
+        r.max_rss_kb >> 10
+    );
 }
 
 /// The summary says what was skipped and why, in the human line too.
