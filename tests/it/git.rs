@@ -375,7 +375,8 @@ fn lfs_pointers_large_and_binary_blobs_are_reported_not_scanned() {
     );
     std::fs::write(
         r.root.join("blob.dat"),
-        [&b"\0\0\0"[..], line.as_bytes()].concat(),
+        // Binary: NULs among control bytes (a PNG header), not NUL-separated text.
+        [&b"\x89PNG\r\n\x1a\n\0\0\0"[..], line.as_bytes()].concat(),
     )
     .unwrap();
     r.commit(&[], "binary");
