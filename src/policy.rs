@@ -207,7 +207,7 @@ impl Config {
         let p = path.display().to_string();
         let mut cfg: Config = toml::from_str(text).map_err(|e| PolicyError::Invalid {
             path: p.clone(),
-            message: crate::rules::toml_error(&text, &e),
+            message: crate::rules::toml_error(text, &e),
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
         cfg.dir = base.to_path_buf();

@@ -147,13 +147,16 @@ impl<'e> Masker<'e> {
         spans.sort_unstable();
         let out = self.masked(&hay, base, upto, &spans);
         let reported: Vec<Match> = matches
-            .into_iter()
+            .iter()
             .filter(|m| m.end > base && m.start < upto)
+            .copied()
             .collect();
-        let findings = report::findings_at(
+        // Contexts in `--report` are masked with every match in view, reported or not.
+        let findings = report::findings_masked(
             self.engine.rules(),
             &hay,
             &reported,
+            &matches,
             &Provenance::Stream {
                 name: self.name.clone(),
             },

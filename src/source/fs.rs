@@ -195,7 +195,7 @@ pub fn walk(opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) {
                     let named = opts.paths.contains(&path);
                     visit(Event::Error {
                         path,
-                        message: e.to_string(),
+                        message: error_message(&e),
                         named,
                     });
                 }
@@ -303,6 +303,16 @@ pub fn is_secret_file(path: &Path) -> bool {
             .any(|k| name.starts_with(k))
         || (parent == ".docker" && name == "config.json")
         || (parent == ".kube" && name == "config")
+}
+
+/// The error without the path it names: the warning names the path once already.
+fn error_message(e: &ignore::Error) -> String {
+    match e {
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => error_message(err),
+        other => other.to_string(),
+    }
 }
 
 fn error_path(e: &ignore::Error) -> Option<PathBuf> {

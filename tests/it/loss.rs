@@ -49,6 +49,8 @@ fn run_with(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Reaped by the wait4 loop below, which needs the raw pid for the status.
+    #[allow(clippy::zombie_processes)]
     let mut child = c.spawn().unwrap();
     let feeder = feed.map(|f| {
         let stdin = child.stdin.take().unwrap();

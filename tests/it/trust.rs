@@ -366,3 +366,16 @@ fn control_characters_in_paths_reach_no_terminal() {
         r.stdout
     );
 }
+
+#[test]
+fn a_warning_names_its_path_once() {
+    let sb = Sandbox::new();
+    let r = sb.run(&["scan", "missing-dir"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("missing-dir"))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    assert_eq!(line.matches("missing-dir").count(), 1, "{line}");
+}
