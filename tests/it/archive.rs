@@ -57,7 +57,8 @@ fn scan_json(sb: &Sandbox, extra: &[&str]) -> (i32, Value) {
     (r.code, r.json())
 }
 
-fn paths(doc: &Value) -> Vec<String> {
+/// `path:line` of every finding, sorted, once each.
+pub fn paths(doc: &Value) -> Vec<String> {
     let mut v: Vec<String> = doc["findings"]
         .as_array()
         .unwrap()
@@ -67,6 +68,22 @@ fn paths(doc: &Value) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+/// `path: message` of every warning.
+pub fn warnings(doc: &Value) -> Vec<String> {
+    doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            format!(
+                "{}: {}",
+                w["path"].as_str().unwrap(),
+                w["message"].as_str().unwrap()
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -160,18 +177,7 @@ fn depth_limit_bombs_and_corrupt_archives_are_warnings() {
     assert_eq!(code, 1);
     // The truncated gzip is scanned up to the damage: its first lines' secret is found.
     assert_eq!(paths(&doc), ["cut.env.gz!cut.env:3", "plain.env:1"]);
-    let warnings: Vec<String> = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| {
-            format!(
-                "{}: {}",
-                w["path"].as_str().unwrap(),
-                w["message"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let warnings = warnings(&doc);
     let has = |p: &str, m: &str| warnings.iter().any(|w| w.starts_with(p) && w.contains(m));
     assert!(
         has("deep.zip!level2.zip!level1.zip", "nested more than 2"),

@@ -3,7 +3,7 @@
 //! ignored secret files are scanned, skips are named, named inputs that cannot be read fail
 //! the run, shrinking files and FIFOs neither crash nor hang, memory stays bounded.
 
-use crate::archive::{gz, tar_of, zip_of};
+use crate::archive::{gz, paths, tar_of, warnings, zip_of};
 use crate::util::{bin, fake_github, Sandbox};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -117,35 +117,6 @@ fn run(sb: &Sandbox, args: &[&str]) -> Ended {
     run_with(sb, args, None, Duration::from_secs(120))
 }
 
-/// `path:line` of every finding.
-fn found(doc: &Value) -> Vec<String> {
-    let mut v: Vec<String> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| format!("{}:{}", f["path"].as_str().unwrap(), f["line"]))
-        .collect();
-    v.sort();
-    v.dedup();
-    v
-}
-
-/// `path: message` of every warning.
-fn warnings(doc: &Value) -> Vec<String> {
-    doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| {
-            format!(
-                "{}: {}",
-                w["path"].as_str().unwrap(),
-                w["message"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
-
 fn token_line(seed: u64) -> String {
     format!("GITHUB_TOKEN={}\n", fake_github(seed))
 }
@@ -177,7 +148,7 @@ fn a_bomb_entry_is_cut_not_the_archive() {
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
     assert_eq!(
-        found(&doc),
+        paths(&doc),
         [
             "app.log.gz!app.log:1",
             "release.tgz!app.env:1",
@@ -227,7 +198,7 @@ fn a_bomb_entry_without_a_size_limit_stays_small_in_memory() {
         ],
     );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
-    assert_eq!(found(&r.json()), ["bomb.zip!app.env:1"]);
+    assert_eq!(paths(&r.json()), ["bomb.zip!app.env:1"]);
     assert!(
         r.max_rss_kb < 150 << 10,
         "peak memory {} MiB",
@@ -267,7 +238,7 @@ fn a_damaged_gzip_is_scanned_up_to_the_damage() {
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
     assert_eq!(
-        found(&doc),
+        paths(&doc),
         [
             "crc.env.gz!crc.env:1",
             "cut.env.gz!cut.env:1",
@@ -306,7 +277,7 @@ fn a_zip_without_its_central_directory_is_recovered() {
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
     assert_eq!(
-        found(&doc),
+        paths(&doc),
         ["cut.zip!conf/app.env:1", "cut.zip!conf/b.env:1"]
     );
     assert!(
@@ -338,7 +309,7 @@ fn nul_separated_text_is_scanned_and_binary_skips_are_named() {
     let r = run(&sb, &["scan", ".", "--format", "json"]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
-    assert_eq!(found(&doc), ["capture/environ:2", "capture/pid42.txt:3"]);
+    assert_eq!(paths(&doc), ["capture/environ:2", "capture/pid42.txt:3"]);
     let f = doc["findings"]
         .as_array()
         .unwrap()
@@ -368,7 +339,7 @@ fn ignored_secret_files_are_scanned_and_ignored_entries_counted() {
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
     // deploy/ is not ignored: its .env.production is scanned either way.
-    assert_eq!(found(&doc), [".env:1", "deploy/.env.production:1"]);
+    assert_eq!(paths(&doc), [".env:1", "deploy/.env.production:1"]);
     // build/ and notes.txt; the .env is scanned, not skipped.
     assert_eq!(doc["summary"]["skipped_ignored"], 2, "{:#}", doc["summary"]);
     let human = run(&sb, &["scan", "."]);
@@ -383,12 +354,12 @@ fn ignored_secret_files_are_scanned_and_ignored_entries_counted() {
     );
     assert_eq!(off.code, Some(1), "{}", off.stderr);
     let doc = off.json();
-    assert_eq!(found(&doc), ["deploy/.env.production:1"]);
+    assert_eq!(paths(&doc), ["deploy/.env.production:1"]);
     assert_eq!(doc["summary"]["skipped_ignored"], 3);
     sb.write(".gitignore", ".env\n");
     let r = run(&sb, &["scan", ".", "--format", "json"]);
     assert_eq!(
-        found(&r.json()),
+        paths(&r.json()),
         [
             ".env:1",
             "build/out.txt:1",
@@ -417,7 +388,7 @@ fn a_named_path_that_cannot_be_read_fails_the_run() {
     );
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     let doc = r.json();
-    assert_eq!(found(&doc), ["ok.env:1"]);
+    assert_eq!(paths(&doc), ["ok.env:1"]);
     let w = warnings(&doc);
     assert!(w.iter().any(|x| x.starts_with("missing.txt")), "{w:#?}");
     assert!(
@@ -571,7 +542,7 @@ fn a_named_fifo_is_read_with_a_bound() {
     );
     writer.join().unwrap();
     assert_eq!(r.code, Some(1), "{}", r.stderr);
-    assert_eq!(found(&r.json()), ["pipe.env:1"]);
+    assert_eq!(paths(&r.json()), ["pipe.env:1"]);
     // No writer at all: bounded, and the run fails.
     for args in [&["scan", "pipe.env"][..], &["env", "pipe.env"]] {
         let r = run_with(&sb, args, None, Duration::from_secs(60));
@@ -606,7 +577,7 @@ fn stdin_is_scanned_in_bounded_memory() {
     );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
-    assert_eq!(found(&doc), [format!("<stdin>:{}", lines + 1)]);
+    assert_eq!(paths(&doc), [format!("<stdin>:{}", lines + 1)]);
     assert!(
         r.max_rss_kb < 230 << 10,
         "peak memory {} MiB for {} MiB of input",
@@ -649,7 +620,7 @@ fn a_huge_notebook_is_scanned_as_text_in_bounded_memory() {
     let r = run(&sb, &["scan", "big.ipynb", "--format", "json"]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     let doc = r.json();
-    assert_eq!(found(&doc).len(), 1, "{:#}", doc["findings"]);
+    assert_eq!(paths(&doc).len(), 1, "{:#}", doc["findings"]);
     assert!(
         warnings(&doc)
             .iter()
