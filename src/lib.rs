@@ -12,6 +12,7 @@ pub mod engine;
 pub mod filter;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod model;
 pub mod policy;
 pub mod report;
 pub mod respond;

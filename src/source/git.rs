@@ -11,7 +11,6 @@
 //! The repository is untrusted input: git is run so that it executes nothing the repository
 //! configures (no fsmonitor, no pager, no diff drivers or text conversion) and never prompts.
 
-use serde::Serialize;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -28,16 +27,7 @@ pub enum GitError {
     Io(#[from] std::io::Error),
 }
 
-/// The commit that introduced a finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Commit {
-    pub id: String,
-    pub author: String,
-    pub email: String,
-    /// Author date, strict ISO 8601.
-    pub date: String,
-    pub subject: String,
-}
+pub use crate::model::Commit;
 
 /// What to list.
 #[derive(Debug, Clone)]

@@ -1,0 +1,107 @@
+//! Where a finding was: the place a blob came from.
+
+use serde::Serialize;
+
+/// The commit that introduced a finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Commit {
+    pub id: String,
+    pub author: String,
+    pub email: String,
+    /// Author date, strict ISO 8601.
+    pub date: String,
+    pub subject: String,
+}
+
+/// Where a blob came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Provenance {
+    File {
+        path: String,
+        /// In an env-shaped file (`.env`, `*.env`, `environ`), the variable the secret is in.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variable: Option<String>,
+    },
+    Stream {
+        name: String,
+    },
+    /// A field of a Jupyter notebook: a cell's source, or one of its outputs.
+    Notebook {
+        path: String,
+        cell: Option<usize>,
+        output: Option<usize>,
+        field: String,
+    },
+    /// A variable of an environment (this process's, a pid's, or a dump file's).
+    Env {
+        origin: String,
+        variable: String,
+    },
+    /// A blob in a git repository, at the path where it was introduced.
+    Git {
+        path: String,
+        blob: String,
+        /// The commit that introduced the blob; `None` for the index (`git --staged`).
+        commit: Option<Commit>,
+    },
+    /// A file in a container image's layer, or a field of its config.
+    Image {
+        image: String,
+        manifest: String,
+        /// Index of the layer (from the bottom) and its digest; `None` for the config.
+        layer: Option<usize>,
+        layer_digest: Option<String>,
+        /// The path in the layer (`/etc/app.env`, `archive.zip!inner`), or the config field
+        /// (`config.Env`, `history[3].created_by`).
+        path: String,
+        /// A later layer deletes this file: it is not in the running container's filesystem,
+        /// but it is still in the image.
+        deleted: bool,
+    },
+}
+
+impl Provenance {
+    /// The path within its source (a file's, a blob's, a layer's), as archive entries extend it.
+    pub fn path(&self) -> &str {
+        match self {
+            Provenance::File { path, .. }
+            | Provenance::Notebook { path, .. }
+            | Provenance::Git { path, .. }
+            | Provenance::Image { path, .. } => path,
+            Provenance::Stream { name } => name,
+            Provenance::Env { variable, .. } => variable,
+        }
+    }
+
+    /// The same origin at another path (a file inside an archive at this one).
+    pub fn with_path(&self, p: String) -> Provenance {
+        let mut out = self.clone();
+        match &mut out {
+            Provenance::File { path, variable } => {
+                *path = p;
+                *variable = None;
+            }
+            Provenance::Git { path, .. } | Provenance::Image { path, .. } => *path = p,
+            _ => {
+                return Provenance::File {
+                    path: p,
+                    variable: None,
+                }
+            }
+        }
+        out
+    }
+
+    /// The path-like name shown in reports.
+    pub fn display(&self) -> String {
+        match self {
+            Provenance::File { path, .. } => path.clone(),
+            Provenance::Stream { name } => name.clone(),
+            Provenance::Notebook { path, .. } => path.clone(),
+            Provenance::Env { origin, variable } => format!("{origin}:{variable}"),
+            Provenance::Git { path, .. } => path.clone(),
+            Provenance::Image { image, path, .. } => format!("{image}!{path}"),
+        }
+    }
+}
