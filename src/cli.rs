@@ -251,6 +251,26 @@ enum ListFormat {
     Json,
 }
 
+/// `--format`; the writers' own `report::Format` knows no flags.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    Human,
+    Json,
+    Jsonl,
+    Sarif,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Human => Format::Human,
+            FormatArg::Json => Format::Json,
+            FormatArg::Jsonl => Format::Jsonl,
+            FormatArg::Sarif => Format::Sarif,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ColorChoice {
     Auto,
@@ -262,8 +282,8 @@ enum ColorChoice {
 #[derive(Args)]
 struct ReportArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
     /// Write the report to FILE instead of standard output (never through a symlink, FIFO or
     /// device).
     #[arg(short, long, value_name = "FILE")]
@@ -457,7 +477,7 @@ fn build_engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
     let engine = Engine::new(set)?;
     // The built-in rules are checked by the test suite; an operator's are checked here, so a
     // rule that cannot find its own examples fails loudly instead of finding nothing.
-    let failures = rules::check(&engine, |r| !rules::is_builtin(r));
+    let failures = crate::engine::check(&engine, |r| !rules::is_builtin(r));
     if let Some(f) = failures.first() {
         bail!(
             "{f} ({} rule check(s) failed; see `leakhound rules check`)",
@@ -529,7 +549,7 @@ fn use_fingerprint_key(cfg: &Config) -> Result<()> {
         );
         return Ok(());
     }
-    if !report::set_fingerprint_key(&key) {
+    if !crate::model::set_fingerprint_key(&key) {
         bail!("the fingerprint key changed during the run");
     }
     Ok(())
@@ -553,7 +573,7 @@ fn threads(r: &ReportArgs) -> usize {
 }
 
 /// Per-file problems go to stderr as they happen (and into the report).
-fn print_warning(w: &report::Warning) {
+fn print_warning(w: &crate::model::Warning) {
     eprintln!(
         "leakhound: warning: {}: {}",
         report::printable(&w.path),
@@ -829,8 +849,13 @@ fn emit(
         rules,
         show_secrets: r.show_secrets,
     };
-    report::write(r.format, &report, &HumanOptions { color }, out.writer())
-        .context("writing the report")?;
+    report::write(
+        r.format.into(),
+        &report,
+        &HumanOptions { color },
+        out.writer(),
+    )
+    .context("writing the report")?;
     if let Some(path) = &r.write_baseline {
         let mut all: Vec<_> = o.findings.iter().chain(&o.suppressed).cloned().collect();
         all.sort_by_key(|f| (f.path(), f.start));
@@ -851,8 +876,8 @@ fn emit(
 }
 
 /// A progress line on stderr while a long scan runs, only when stderr is a terminal.
-fn with_progress<T>(scanner: &Scanner, format: Format, f: impl FnOnce() -> T) -> T {
-    if !std::io::stderr().is_terminal() || format != Format::Human {
+fn with_progress<T>(scanner: &Scanner, format: FormatArg, f: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() || format != FormatArg::Human {
         return f();
     }
     let done = AtomicBool::new(false);
@@ -869,7 +894,7 @@ fn with_progress<T>(scanner: &Scanner, format: Format, f: impl FnOnce() -> T) ->
                     eprint!(
                         "\r\x1b[Kscanning: {} files, {}, {} findings",
                         p.files.load(Relaxed),
-                        report::human_bytes(p.bytes.load(Relaxed)),
+                        crate::model::human_bytes(p.bytes.load(Relaxed)),
                         p.findings.load(Relaxed)
                     );
                     shown = true;
@@ -943,7 +968,7 @@ struct FilterSink {
 }
 
 impl leakhound_filter::Sink for FilterSink {
-    fn finding(&self, f: &report::Finding) {
+    fn finding(&self, f: &crate::model::Finding) {
         if self.notify {
             eprintln!(
                 "leakhound: masked {} in {} at line {}",
@@ -955,7 +980,7 @@ impl leakhound_filter::Sink for FilterSink {
         if let Some(r) = &self.report {
             let mut out = r.lock().unwrap_or_else(|e| e.into_inner());
             let w = out.writer();
-            let _ = serde_json::to_writer(&mut *w, &report::finding_json(f, false))
+            let _ = serde_json::to_writer(&mut *w, &f.to_json(false))
                 .map_err(std::io::Error::from)
                 .and_then(|_| writeln!(w))
                 .and_then(|_| w.flush());
@@ -1032,7 +1057,7 @@ fn validate_report(
     fail_on: FailOn,
     audit_log: Option<&Path>,
 ) -> Result<i32> {
-    use crate::report::{Finding, Secret};
+    use crate::model::{Finding, Secret};
     use serde_json::Value;
     use_fingerprint_key(&load_config(None, &[])?.0)?;
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
@@ -1050,9 +1075,13 @@ fn validate_report(
     // The AWS parts of the report, as findings; (line index, finding index).
     let mut findings = Vec::new();
     let mut at = Vec::new();
+    let rules = rules::builtin();
     for (i, v) in lines.iter().enumerate() {
         let rule = v["rule"].as_str().unwrap_or("");
-        if !rule.starts_with("aws.") || v["redacted"] == Value::Bool(true) {
+        let Some(rule) = rules.iter().find(|r| r.id == rule && r.validator.is_some()) else {
+            continue;
+        };
+        if v["redacted"] == Value::Bool(true) {
             continue;
         }
         let (Some(secret), set) = (v["secret"].as_str(), v["credential_set"].as_str()) else {
@@ -1168,7 +1197,7 @@ fn check_rules(files: &[PathBuf]) -> Result<i32> {
     };
     let n = set.len();
     let engine = Engine::new(set)?;
-    let failures = rules::check(&engine, |_| true);
+    let failures = crate::engine::check(&engine, |_| true);
     for f in &failures {
         eprintln!("leakhound: {f}");
     }

@@ -69,7 +69,7 @@ pub fn rules_toml(data: &[u8]) {
     let Ok(engine) = Engine::new(rules) else {
         return;
     };
-    let _ = crate::rules::check(&engine, |_| true);
+    let _ = crate::engine::check(&engine, |_| true);
     for m in engine.scan(data) {
         assert!(
             m.start <= m.end && m.end <= data.len(),
@@ -192,7 +192,7 @@ pub fn decode(data: &[u8]) {
 }
 
 /// Findings point inside the blob they came from.
-fn check_findings(found: &[crate::report::Finding], len: usize) {
+fn check_findings(found: &[crate::model::Finding], len: usize) {
     for f in found {
         assert!(f.start <= f.end && f.end <= len, "finding outside blob");
         assert!(f.line >= 1 && f.end_line >= f.line, "finding lines");
@@ -215,7 +215,7 @@ pub fn engine(data: &[u8]) {
     let prov = Provenance::Stream {
         name: "fuzz".into(),
     };
-    let found = crate::report::findings(s.engine().rules(), data, &matches, &prov);
+    let found = crate::model::findings(s.engine().rules(), data, &matches, &prov);
     check_findings(&found, data.len());
     let path = if data.first().is_some_and(|b| b & 1 == 1) {
         "fuzz/.env"

@@ -28,7 +28,7 @@ pub struct Config {
     pub fingerprint: FingerprintConfig,
     /// Commands run on findings (`[[hooks]]`).
     #[serde(default)]
-    pub hooks: Vec<crate::respond::HookConfig>,
+    pub hooks: Vec<HookConfig>,
     /// Where the file was, for paths in it (hook commands run there).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -362,7 +362,7 @@ fn check_key_id(id: Option<&serde_json::Value>) -> Result<(), String> {
     let Some(id) = id.and_then(|v| v.as_str()) else {
         return Ok(());
     };
-    let ours = crate::report::fingerprint_key_id();
+    let ours = crate::model::fingerprint_key_id();
     if id == ours {
         return Ok(());
     }
@@ -371,6 +371,44 @@ fn check_key_id(id: Option<&serde_json::Value>) -> Result<(), String> {
          {ours}): run with the key that wrote it ({FINGERPRINT_KEY_VAR} or [fingerprint] key_file \
          in the config), or write the baseline again"
     ))
+}
+
+/// `[[hooks]]` as written in the config.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookConfig {
+    pub name: String,
+    /// `live`, `any`, or a list of statuses.
+    #[serde(default = "default_when")]
+    pub when: When,
+    /// Rule-id globs; all rules when empty.
+    #[serde(default)]
+    pub rules: Vec<String>,
+    pub command: Option<Vec<String>>,
+    /// A built-in action (`aws-deactivate-key`, `aws-delete-key`).
+    pub action: Option<String>,
+    #[serde(default)]
+    pub with_secret: bool,
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// `30s`, `500ms`, `2m`.
+    #[serde(default = "default_timeout")]
+    pub timeout: String,
+}
+
+fn default_when() -> When {
+    When::One("live".into())
+}
+
+fn default_timeout() -> String {
+    "30s".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum When {
+    One(String),
+    Many(Vec<String>),
 }
 
 #[cfg(test)]

@@ -2,9 +2,8 @@
 //! its matches are reused for every path that holds it.
 
 use crate::engine::{Engine, Match};
+use crate::model::{self, Finding, Origin, Summary, Warning};
 use crate::policy::Policy;
-use crate::report::Origin;
-use crate::report::{self, Finding, Summary, Warning};
 use crate::rules::MAX_WINDOW;
 use crate::source::{self, fs::Event, git, image, Blob, Data};
 use rayon::prelude::*;
@@ -94,7 +93,7 @@ impl Scanner {
                     path: path.clone(),
                     message: format!(
                         "notebook larger than {}; scanned as plain text (no cell numbers)",
-                        report::human_bytes(NOTEBOOK_MAX as u64)
+                        model::human_bytes(NOTEBOOK_MAX as u64)
                     ),
                 });
                 self.whole(blob)
@@ -163,7 +162,7 @@ impl Scanner {
             variable: None,
         };
         let rules = self.engine.rules();
-        let mut out = report::findings_masked(rules, raw, &outside, &known, &file, Origin::START);
+        let mut out = model::findings_masked(rules, raw, &outside, &known, &file, Origin::START);
         for (part, mapped) in parts.iter().zip(each) {
             let matches: Vec<Match> = mapped
                 .into_iter()
@@ -178,7 +177,7 @@ impl Scanner {
                 output: part.output,
                 field: part.field.clone(),
             };
-            out.extend(report::findings_masked(
+            out.extend(model::findings_masked(
                 rules,
                 raw,
                 &matches,
@@ -227,7 +226,7 @@ impl Scanner {
             .filter(|m| !self.policy.match_allowed(hay, m))
             .copied()
             .collect();
-        let mut out = report::findings_masked(rules, hay, &kept, known, provenance, origin);
+        let mut out = model::findings_masked(rules, hay, &kept, known, provenance, origin);
         // One pass for all decoded matches: `findings` returns them in order of start, so
         // they are sorted the same way first to pair each with its decoded secret.
         let mut decoded: Vec<&Decoded> = scanned
@@ -237,7 +236,7 @@ impl Scanner {
             .collect();
         decoded.sort_by_key(|d| d.at.start);
         let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
-        let found = report::findings_masked(rules, hay, &at, known, provenance, origin);
+        let found = model::findings_masked(rules, hay, &at, known, provenance, origin);
         out.extend(
             found
                 .into_iter()
@@ -289,7 +288,7 @@ impl Scanner {
                 continue;
             }
             out.push_str(&text[at..s]);
-            out.push_str(&report::Secret::new(&text.as_bytes()[s..e]).redacted());
+            out.push_str(&model::Secret::new(&text.as_bytes()[s..e]).redacted());
             at = e;
         }
         out.push_str(&text[at..]);
@@ -987,7 +986,7 @@ fn skipped(c: &Mutex<Collected>, path: String, reason: &str) {
         "too large" => c.summary.skipped_large += 1,
         _ => c.summary.skipped_unreadable += 1,
     }
-    c.summary.skipped.push(report::Skipped {
+    c.summary.skipped.push(model::Skipped {
         path,
         reason: reason.to_string(),
     });
@@ -1053,8 +1052,7 @@ fn finish(mut c: Collected, start: Instant) -> Outcome {
         (a.path(), a.start, &a.rule_id).cmp(&(b.path(), b.start, &b.rule_id))
     };
     c.findings.sort_by(order);
-    report::pair_credentials(&mut c.findings);
-    crate::validate::annotate_accounts(&mut c.findings);
+    crate::validate::annotate(&mut c.findings);
     c.suppressed.sort_by(order);
     c.warnings.sort_by(|a, b| a.path.cmp(&b.path));
     c.summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));

@@ -6,6 +6,7 @@
 //! pattern can produce, so every match that contains a keyword is inside the window of that
 //! keyword's hit: the prefilter never drops a match the full regex would find.
 
+mod check;
 mod filters;
 
 use crate::rules::{Rule, RuleError, MAX_WINDOW};
@@ -15,6 +16,7 @@ use regex_automata::{meta, util::primitives::NonMaxUsize, Input};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+pub use check::{check, CheckFailure};
 pub use filters::shannon_entropy;
 
 /// Inputs larger than this are split into chunks of this size and searched in parallel.

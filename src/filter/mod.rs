@@ -25,7 +25,7 @@ mod stream;
 pub use stream::{pump, run, Sink};
 
 use crate::engine::{Engine, Match};
-use crate::report::{self, Finding, Origin};
+use crate::model::{self, Finding, Origin};
 use crate::source::Provenance;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::{Anchored, Input, MatchKind};
@@ -152,7 +152,7 @@ impl<'e> Masker<'e> {
             .copied()
             .collect();
         // Contexts in `--report` are masked with every match in view, reported or not.
-        let findings = report::findings_masked(
+        let findings = model::findings_masked(
             self.engine.rules(),
             &hay,
             &reported,

@@ -6,7 +6,7 @@
 
 use super::Masker;
 use crate::engine::Engine;
-use crate::report::Finding;
+use crate::model::Finding;
 use std::io::{self, Read, Write};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};

@@ -1,7 +1,321 @@
 //! The finding model: what every stage after the engine fills in and every writer reads.
 //! Plain data and the rules that make it (fingerprints, contexts, redaction); it knows no
-//! stage, source or flag.
+//! stage after itself, no source's workings and no flag.
 
+mod fingerprint;
+mod found;
 mod provenance;
+mod verdict;
 
+pub use fingerprint::{fingerprint, fingerprint_key_id, hex, keyed_hash, set_fingerprint_key};
+pub use found::{findings, findings_at, findings_masked, Origin};
 pub use provenance::{Commit, Provenance};
+pub use verdict::{now_rfc3339, rfc3339, unix_now, HookRun, Status, Validation};
+
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// Bytes of a secret. `Debug` never shows them and there is no `Serialize`: a writer must
+/// choose between [`Secret::redacted`] and [`Secret::reveal`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Vec<u8>);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not even the length: it narrows a guess.
+        write!(f, "Secret(<redacted>)")
+    }
+}
+
+impl Secret {
+    pub fn new(bytes: &[u8]) -> Secret {
+        Secret(bytes.to_vec())
+    }
+
+    /// The secret as text (lossy for invalid UTF-8).
+    pub fn reveal(&self) -> String {
+        String::from_utf8_lossy(&self.0).into_owned()
+    }
+
+    /// A masked form that keeps a short prefix of long secrets, so a person can tell two
+    /// findings apart without the secret being recoverable.
+    pub fn redacted(&self) -> String {
+        let keep = match self.0.len() {
+            n if n >= 32 => 4,
+            n if n >= 16 => 2,
+            _ => 0,
+        };
+        let prefix: String = String::from_utf8_lossy(&self.0[..keep])
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect();
+        format!("{prefix}********")
+    }
+}
+
+/// The line around a finding, with every secret on it marked so a writer can mask them.
+#[derive(Clone, Default)]
+pub struct Context {
+    text: String,
+    /// Byte ranges in `text`, each with its masked replacement, sorted and disjoint.
+    marks: Vec<(usize, usize, String)>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Context(<redacted>)")
+    }
+}
+
+impl Context {
+    /// The context line, secrets masked unless `show`.
+    pub fn render(&self, show: bool) -> String {
+        if show {
+            return self.text.clone();
+        }
+        let mut out = String::with_capacity(self.text.len());
+        let mut at = 0;
+        for (s, e, masked) in &self.marks {
+            out.push_str(&self.text[at..*s]);
+            out.push_str(masked);
+            at = *e;
+        }
+        out.push_str(&self.text[at..]);
+        out
+    }
+}
+
+/// What part of a checkable credential a finding is, as its rule says (`validator = "aws"`,
+/// `part = "secret"`): the validator named there pairs the parts and checks them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialPart {
+    pub validator: String,
+    pub part: String,
+}
+
+/// A fact a validator read from a finding offline (an AWS key id's account): `key` in JSON,
+/// `label` for a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Annotation {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub value: String,
+}
+
+/// One secret at one place.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rule_id: String,
+    pub rule_name: String,
+    pub provenance: Provenance,
+    /// 1-based line and column (in characters) of the secret's first byte.
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    /// Byte span of the secret in the scanned blob.
+    pub start: usize,
+    pub end: usize,
+    pub secret: Secret,
+    /// The value is an identifier, not a secret (AWS key ids): shown whole.
+    pub public: bool,
+    pub fingerprint: String,
+    pub entropy: f64,
+    pub context: Context,
+    /// Set when the secret was found in a decoded view (base64, UTF-16, escapes, percent);
+    /// `secret` is then the decoded value and `start..end` its encoded span.
+    pub encoding: Option<crate::decode::Encoding>,
+    /// The credential this finding is part of, if its rule names a validator.
+    pub part: Option<CredentialPart>,
+    /// Shared by the findings that form one credential (an AWS key id, its secret and session
+    /// token): what a validator checks together.
+    pub credential_set: Option<String>,
+    /// What a validator read from the finding offline.
+    pub annotations: Vec<Annotation>,
+    /// Set by validation: whether the credential is live.
+    pub validation: Option<Validation>,
+    /// The operator's hooks that ran on this finding.
+    pub hooks: Vec<HookRun>,
+}
+
+impl Finding {
+    /// A finding read back from a JSON report: enough to validate it (rule, secret, set).
+    pub fn from_report(
+        rule: &crate::rules::Rule,
+        secret: &str,
+        credential_set: Option<String>,
+        path: &str,
+    ) -> Finding {
+        let secret = secret.as_bytes();
+        Finding {
+            rule_id: rule.id.clone(),
+            rule_name: rule.name.clone(),
+            provenance: Provenance::Stream {
+                name: path.to_string(),
+            },
+            line: 0,
+            column: 0,
+            end_line: 0,
+            start: 0,
+            end: 0,
+            secret: Secret::new(secret),
+            public: rule.public,
+            fingerprint: fingerprint(&rule.id, secret),
+            entropy: crate::engine::shannon_entropy(secret),
+            context: Context::default(),
+            encoding: None,
+            part: found::part(rule),
+            credential_set,
+            annotations: Vec::new(),
+            validation: None,
+            hooks: Vec::new(),
+        }
+    }
+
+    /// Mark this finding as found in a decoded view, with the decoded secret.
+    pub fn decoded(mut self, encoding: crate::decode::Encoding, secret: &[u8]) -> Finding {
+        self.secret = Secret::new(secret);
+        self.fingerprint = fingerprint(&self.rule_id, secret);
+        self.entropy = crate::engine::shannon_entropy(secret);
+        self.encoding = Some(encoding);
+        self
+    }
+
+    /// The secret as it should be shown.
+    pub fn display_secret(&self, show: bool) -> String {
+        if show || self.public {
+            self.secret.reveal()
+        } else {
+            self.secret.redacted()
+        }
+    }
+
+    pub fn path(&self) -> String {
+        self.provenance.display()
+    }
+
+    /// Whether this finding is a part of a credential that validator `name` checks.
+    pub fn is_part_of(&self, name: &str) -> bool {
+        self.part.as_ref().is_some_and(|p| p.validator == name)
+    }
+
+    /// The finding as one JSON object (the schema is in `docs/json.md`): what reports, hooks
+    /// and filter logs all show. Redacted unless `show`.
+    pub fn to_json(&self, show: bool) -> Value {
+        let mut v = json!({
+            "rule": self.rule_id,
+            "name": self.rule_name,
+            "path": self.path(),
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "start": self.start,
+            "end": self.end,
+            "secret": self.display_secret(show),
+            "redacted": !(show || self.public),
+            "fingerprint": self.fingerprint,
+            "context": self.context.render(show),
+            "encoding": self.encoding,
+            "credential_set": self.credential_set,
+            "provenance": self.provenance,
+        });
+        // Present only where they apply, so other findings keep their shape. The entropy of
+        // a redacted secret is left out: with its length it narrows a guess.
+        if show || self.public {
+            v["entropy"] = json!((self.entropy * 100.0).round() / 100.0);
+        }
+        for a in &self.annotations {
+            v[a.key] = json!(a.value);
+        }
+        if let Some(val) = &self.validation {
+            v["validation"] = json!(val);
+        }
+        if !self.hooks.is_empty() {
+            v["hooks"] = json!(self.hooks);
+        }
+        v
+    }
+}
+
+/// A problem with one input that did not stop the scan.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Warning {
+    pub path: String,
+    pub message: String,
+}
+
+/// Totals for the summary line and the JSON report. Nothing is skipped without being counted
+/// here, and named in `skipped` where its path is known.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Summary {
+    pub files: u64,
+    pub bytes: u64,
+    pub findings: u64,
+    pub suppressed: u64,
+    pub skipped_binary: u64,
+    pub skipped_large: u64,
+    /// Entries (files, or whole directories) that ignore files excluded.
+    pub skipped_ignored: u64,
+    /// Inputs that could not be read (each also a warning).
+    pub skipped_unreadable: u64,
+    /// Of those, inputs named on the command line: the run fails (exit 2).
+    pub failed_inputs: u64,
+    pub warnings: u64,
+    #[serde(serialize_with = "ser_secs")]
+    pub elapsed: Duration,
+    /// Each file skipped, with why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A file not scanned, and why: `binary`, `too large`, `unreadable`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+impl Summary {
+    /// Add another scan's totals to these.
+    pub fn add(&mut self, o: &Summary) {
+        self.files += o.files;
+        self.bytes += o.bytes;
+        self.skipped_binary += o.skipped_binary;
+        self.skipped_large += o.skipped_large;
+        self.skipped_ignored += o.skipped_ignored;
+        self.skipped_unreadable += o.skipped_unreadable;
+        self.failed_inputs += o.failed_inputs;
+        self.skipped.extend(o.skipped.iter().cloned());
+    }
+}
+
+fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1000.0).round() / 1000.0)
+}
+
+/// Human byte counts: `512 B`, `1.5 KB`, `300.2 MB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_debug_never_shows_bytes() {
+        let s = Secret::new(b"hunter2-but-longer-than-sixteen");
+        assert!(!format!("{s:?}").contains("hunter"));
+        assert!(!format!("{s:?}").contains("31"), "no length either");
+        assert!(!s.redacted().contains("hunter"));
+    }
+}

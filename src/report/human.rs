@@ -46,7 +46,7 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
         if !ctx.is_empty() {
             writeln!(out, "  {:>9}  {}", "", st.paint("2", ctx))?;
         }
-        if let crate::source::Provenance::Notebook {
+        if let crate::model::Provenance::Notebook {
             cell,
             output,
             field,
@@ -64,7 +64,7 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
             at.push_str(&format!(" {}", printable(field)));
             writeln!(out, "  {:>9}  {}", "", st.paint("36", &at))?;
         }
-        if let crate::source::Provenance::Git { commit, .. } = &f.provenance {
+        if let crate::model::Provenance::Git { commit, .. } = &f.provenance {
             let origin = match commit {
                 Some(c) => format!(
                     "commit {} {} {} <{}>: {}",
@@ -89,21 +89,19 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
                     line.push_str(&format!(", {k} {x}"));
                 }
             }
-            let code = if v.status == crate::validate::Status::Live {
+            let code = if v.status == crate::model::Status::Live {
                 "1;31"
             } else {
                 "36"
             };
             writeln!(out, "  {:>9}  {}", "", st.paint(code, &line))?;
-        } else if let Some(a) = &f.aws_account {
-            writeln!(
-                out,
-                "  {:>9}  {}",
-                "",
-                st.paint("36", &format!("account {a}"))
-            )?;
+        } else {
+            for a in &f.annotations {
+                let line = format!("{} {}", a.label, a.value);
+                writeln!(out, "  {:>9}  {}", "", st.paint("36", &line))?;
+            }
         }
-        if let crate::source::Provenance::Image {
+        if let crate::model::Provenance::Image {
             layer: Some(n),
             layer_digest: Some(d),
             deleted,
@@ -152,7 +150,7 @@ fn summary_line(s: &Summary, findings: usize) -> String {
         "{} in {} ({}) in {:.2}s",
         plural(findings as u64, "finding"),
         plural(s.files, "file"),
-        bytes(s.bytes),
+        crate::model::human_bytes(s.bytes),
         s.elapsed.as_secs_f64()
     );
     for (n, what) in [
@@ -175,21 +173,5 @@ fn plural(n: u64, word: &str) -> String {
         format!("1 {word}")
     } else {
         format!("{n} {word}s")
-    }
-}
-
-/// Human byte counts: `512 B`, `1.5 KB`, `300.2 MB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1000.0 && u < UNITS.len() - 1 {
-        v /= 1000.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
     }
 }

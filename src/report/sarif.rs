@@ -78,9 +78,9 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Where the finding came from beyond its file: the git commit that introduced it.
-fn properties(f: &super::Finding) -> Option<Value> {
+fn properties(f: &crate::model::Finding) -> Option<Value> {
     match &f.provenance {
-        crate::source::Provenance::Git {
+        crate::model::Provenance::Git {
             commit: Some(c),
             blob,
             ..

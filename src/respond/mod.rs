@@ -9,54 +9,17 @@
 
 mod iam;
 
-use crate::report::{finding_json, Finding};
-use crate::validate::{write_private, Checked, Status};
+use crate::model::{Finding, HookRun, Status};
+use crate::policy::{HookConfig, When};
+use crate::validate::{write_private, Checked, Credential};
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use serde::{Deserialize, Serialize};
+
 use std::collections::HashMap;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// `[[hooks]]` as written in the config.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HookConfig {
-    pub name: String,
-    /// `live`, `any`, or a list of statuses.
-    #[serde(default = "default_when")]
-    pub when: When,
-    /// Rule-id globs; all rules when empty.
-    #[serde(default)]
-    pub rules: Vec<String>,
-    pub command: Option<Vec<String>>,
-    /// A built-in action (`aws-deactivate-key`, `aws-delete-key`).
-    pub action: Option<String>,
-    #[serde(default)]
-    pub with_secret: bool,
-    #[serde(default)]
-    pub pass_env: Vec<String>,
-    /// `30s`, `500ms`, `2m`.
-    #[serde(default = "default_timeout")]
-    pub timeout: String,
-}
-
-fn default_when() -> When {
-    When::One("live".into())
-}
-
-fn default_timeout() -> String {
-    "30s".into()
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum When {
-    One(String),
-    Many(Vec<String>),
-}
 
 #[derive(Debug, thiserror::Error)]
 #[error("hooks: {0}")]
@@ -173,27 +136,10 @@ impl Hook {
         // An IAM action acts on a key, so it takes the key id finding of each credential.
         let kind_ok = match self.kind {
             Kind::Command(_) => true,
-            Kind::DisableAwsKey { .. } => f.rule_id == "aws.access-key-id",
+            Kind::DisableAwsKey { .. } => f.public && f.is_part_of("aws"),
         };
         kind_ok && status_ok && self.rules.as_ref().is_none_or(|r| r.is_match(&f.rule_id))
     }
-}
-
-/// How one hook run ended; recorded on the finding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HookRun {
-    pub name: String,
-    /// `ok`, `failed` (non-zero exit), `timeout` (killed), `error` (could not start), or
-    /// `done-before` (succeeded in an earlier run; not repeated).
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub duration_ms: u64,
-    /// For built-in actions: what was done or went wrong (never a secret).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// For built-in actions: the credential's status when checked again afterwards.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_after: Option<Status>,
 }
 
 /// AWS credentials in the operator's environment stay out of hooks unless passed on purpose.
@@ -216,15 +162,15 @@ pub fn run_hooks(
     }
     let state_dir = opts.cache_dir.as_deref();
     // Each finding's credential set, for actions that check a key again after acting.
-    let sets = crate::validate::aws_sets(findings);
-    let mut set_of: HashMap<usize, String> = HashMap::new();
-    for (hash, (_, members)) in &sets {
-        for &i in members {
-            set_of.insert(i, hash.clone());
+    let creds = crate::validate::credentials(findings);
+    let mut set_of: HashMap<usize, usize> = HashMap::new();
+    for (c, cred) in creds.iter().enumerate() {
+        for &i in &cred.members {
+            set_of.insert(i, c);
         }
     }
-    // Validations that changed because of an action, by set.
-    let mut changed: HashMap<String, crate::validate::Validation> = HashMap::new();
+    // Validations that changed because of an action, by credential.
+    let mut changed: HashMap<usize, crate::model::Validation> = HashMap::new();
     let state_path = state_dir.map(|d| d.join("hooks-state.json"));
     let mut done: HashMap<String, String> = state_path
         .as_ref()
@@ -234,8 +180,8 @@ pub fn run_hooks(
     // Runs in this invocation, by key: a fingerprint found in many places runs once.
     let mut this_run: HashMap<String, HookRun> = HashMap::new();
     for (i, f) in findings.iter_mut().enumerate() {
-        let set_hash = set_of.get(&i);
-        let set = set_hash.map(|h| &sets[h].0);
+        let cred = set_of.get(&i).copied();
+        let set = cred.map(|c| &creds[c]);
         let wanted: Vec<&Hook> = hooks.iter().filter(|h| h.wants(f)).collect();
         for h in wanted {
             let key = format!("{}\0{}", f.fingerprint, h.name);
@@ -253,12 +199,12 @@ pub fn run_hooks(
             } else {
                 let mut after = None;
                 let r = execute(h, f, set, opts, &mut after);
-                if let (Some(v), Some(hash)) = (after, set_hash) {
-                    changed.insert(hash.clone(), v);
+                if let (Some(v), Some(c)) = (after, cred) {
+                    changed.insert(c, v);
                 }
                 audit.hook(f, &r);
                 if r.status == "ok" {
-                    done.insert(key.clone(), crate::validate::now_rfc3339());
+                    done.insert(key.clone(), crate::model::now_rfc3339());
                 }
                 this_run.insert(key, r.clone());
                 r
@@ -266,9 +212,9 @@ pub fn run_hooks(
             f.hooks.push(run);
         }
     }
-    for (hash, v) in changed {
-        crate::validate::remember(&sets[&hash].0, &v, opts);
-        for &i in &sets[&hash].1 {
+    for (c, v) in changed {
+        crate::validate::remember(&creds[c], &v, opts);
+        for &i in &creds[c].members {
             findings[i].validation = Some(v.clone());
         }
     }
@@ -287,9 +233,9 @@ pub fn run_hooks(
 fn execute(
     h: &Hook,
     f: &Finding,
-    set: Option<&crate::validate::AwsSet>,
+    set: Option<&Credential>,
     opts: &crate::validate::Options,
-    after: &mut Option<crate::validate::Validation>,
+    after: &mut Option<crate::model::Validation>,
 ) -> HookRun {
     let start = Instant::now();
     let ended = |status: &str, exit_code: Option<i32>| HookRun {
@@ -365,7 +311,7 @@ fn execute(
             let _ = done.send(());
         });
     }
-    let mut body = finding_json(f, h.with_secret).to_string();
+    let mut body = f.to_json(h.with_secret).to_string();
     body.push('\n');
     // Written from a thread: a hook that never reads its stdin must not stall leakhound.
     if let Some(mut stdin) = child.stdin.take() {
@@ -473,7 +419,7 @@ impl Audit {
     pub fn validations(&mut self, checked: &[Checked]) {
         for c in checked {
             self.line(serde_json::json!({
-                "time": crate::validate::now_rfc3339(),
+                "time": crate::model::now_rfc3339(),
                 "event": "validation",
                 "fingerprint": c.fingerprint,
                 "rule": c.rule,
@@ -490,7 +436,7 @@ impl Audit {
         // Only identifiers (AWS key ids) are named; secrets never.
         let key_id = f.public.then(|| f.secret.reveal());
         self.line(serde_json::json!({
-            "time": crate::validate::now_rfc3339(),
+            "time": crate::model::now_rfc3339(),
             "event": "hook",
             "fingerprint": f.fingerprint,
             "rule": f.rule_id,

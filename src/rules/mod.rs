@@ -2,12 +2,8 @@
 //! `signatures/` and is embedded at build time; operators add their own files.
 //!
 //! Loading checks everything that can be checked without running the engine (unique ids, a
-//! `secret` group, a bounded match length, keywords present); [`check`] then runs every
+//! `secret` group, a bounded match length, keywords present); [`crate::engine::check`] runs every
 //! rule's examples and negatives through the whole engine.
-
-mod check;
-
-pub use check::{check, CheckFailure};
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -48,6 +44,10 @@ pub struct Rule {
     /// paths and values without a mix of character classes.
     #[serde(default)]
     pub generic: bool,
+    /// The validator that checks this rule's matches, and which part of a credential they
+    /// are (`validator = { name = "aws", part = "secret" }`).
+    #[serde(default)]
+    pub validator: Option<ValidatorRef>,
     /// Bytes searched on each side of a keyword hit, for patterns whose length is unbounded.
     #[serde(default)]
     pub window: Option<usize>,
@@ -67,6 +67,14 @@ pub enum Checksum {
     Github,
     Jwt,
     Base64Credentials,
+}
+
+/// A rule's link to a validator: the validator's name and the credential part it matches.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidatorRef {
+    pub name: String,
+    pub part: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -351,7 +351,7 @@ fn take_entry(
                 path: path.clone(),
                 message: format!(
                     "archive inside an archive larger than {}; not expanded",
-                    crate::report::human_bytes(ENTRY_MEM)
+                    crate::model::human_bytes(ENTRY_MEM)
                 ),
             });
         } else {

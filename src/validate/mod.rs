@@ -1,116 +1,273 @@
-//! Is a found credential live? AWS credential sets (a key id with its secret, plus the session
-//! token for temporary `ASIA` ids), grouped by `credential_set`, are checked with STS
-//! GetCallerIdentity. Before any request: the account id is decoded from the key id, and a
-//! set whose account is a known canary (honeytoken) account is skipped, so the trap is never
-//! sprung. Results are cached in memory and on disk, keyed by a hash of the set.
+//! Is a found credential live? Each validator (one per provider, [`aws`] first) is named by
+//! the rules whose matches it checks (`validator = { name = "aws", part = "secret" }` in the
+//! rule's TOML). A validator pairs the parts found into credential sets and reads what it can
+//! offline ([`annotate`], always); with validation on, [`validate`] checks each distinct
+//! credential once, through the cache. Adding a provider is one module that implements
+//! [`Validator`], listed in [`VALIDATORS`], plus the rules that name it.
 //!
 //! Never is a 429, a 5xx, a timeout or a network error called `invalid`: those are `unknown`
-//! with the reason.
+//! with the reason. Results are cached in memory and on disk, keyed by a keyed hash of the
+//! credential.
 
-mod aws;
+pub mod aws;
 
-use crate::report::Finding;
-use serde::{Deserialize, Serialize};
+use crate::model::{keyed_hash, unix_now, Finding, Secret, Validation};
+use crate::rules::Rule;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-/// What a check concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    Live,
-    Invalid,
-    SecretMismatch,
-    Expired,
-    Skipped,
-    Unknown,
+pub use crate::model::{now_rfc3339, Status};
+pub use crate::policy::state_dir;
+
+/// One provider's credentials: how their parts pair, what they carry offline, how to check
+/// them. Implementations hold no state; a run's settings come in [`Options`].
+pub trait Validator: Sync {
+    /// The name rules use for it.
+    fn name(&self) -> &'static str;
+    /// The parts a rule may say its matches are (`key-id`, `secret`, ...).
+    fn parts(&self) -> &'static [&'static str];
+    /// Offline, on every scan: set `credential_set` on the parts (`members`, indexes into
+    /// `findings`) that form one credential, and add what the parts carry (an account).
+    fn annotate(&self, findings: &mut [Finding], members: &[usize]);
+    /// The credential that the members of one credential set form, if it is complete.
+    fn credential(&self, findings: &[Finding], members: &[usize]) -> Option<Credential>;
+    /// A verdict reached without asking anyone (a canary account, a missing part).
+    fn precheck(&self, c: &Credential, opts: &Options) -> Option<Validation>;
+    /// Ask the provider about each credential, in order, within `opts`' deadline.
+    fn check(&self, creds: &[&Credential], opts: &Options) -> Vec<Validation>;
+    /// The verdict for a part that is in no complete credential.
+    fn unpaired(&self, f: &Finding) -> Validation;
 }
 
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Live => "live",
-            Status::Invalid => "invalid",
-            Status::SecretMismatch => "secret-mismatch",
-            Status::Expired => "expired",
-            Status::Skipped => "skipped",
-            Status::Unknown => "unknown",
+/// Every validator, by name.
+pub static VALIDATORS: &[&dyn Validator] = &[&aws::Aws];
+
+/// The validator called `name`.
+pub fn validator(name: &str) -> Option<&'static dyn Validator> {
+    VALIDATORS.iter().copied().find(|v| v.name() == name)
+}
+
+/// Rules that name a validator or a part that does not exist, as messages: a typo there
+/// would silently keep a credential from ever being paired or checked.
+pub fn check_rules(rules: &[Rule]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rules {
+        let Some(v) = &r.validator else { continue };
+        match validator(&v.name) {
+            None => out.push(format!(
+                "{}: rule {:?}: validator: no validator {:?} (known: {})",
+                r.origin,
+                r.id,
+                v.name,
+                VALIDATORS
+                    .iter()
+                    .map(|v| v.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Some(val) if !val.parts().contains(&v.part.as_str()) => out.push(format!(
+                "{}: rule {:?}: validator: {} has no part {:?} (parts: {})",
+                r.origin,
+                r.id,
+                v.name,
+                v.part,
+                val.parts().join(", ")
+            )),
+            Some(_) => {}
         }
     }
+    out
+}
 
-    /// Answers worth remembering: the service said so. Unknown and skipped are not cached.
-    fn definitive(self) -> bool {
-        matches!(
-            self,
-            Status::Live | Status::Invalid | Status::SecretMismatch | Status::Expired
+/// A complete credential, ready to check: its parts by name, and the findings it was found
+/// as. `Debug` shows no part.
+pub struct Credential {
+    pub validator: &'static str,
+    /// What names the credential without revealing it (an AWS key id): for the audit log
+    /// and for actions.
+    pub id: String,
+    /// A keyed hash of the parts: the cache key, and what makes the same credential found in
+    /// many places one.
+    pub hash: String,
+    parts: Vec<(&'static str, Secret)>,
+    /// Indexes of the findings that are its parts, wherever they were found.
+    pub members: Vec<usize>,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Credential({} {}, <parts redacted>)",
+            self.validator, self.id
         )
     }
 }
 
-/// The outcome attached to every member of a checked set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Validation {
-    pub status: Status,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub account: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arn: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// RFC 3339, UTC.
-    pub checked_at: String,
+impl Credential {
+    pub fn new(validator: &'static str, id: String, parts: Vec<(&'static str, Secret)>) -> Self {
+        let mut bytes: Vec<&[u8]> = vec![validator.as_bytes()];
+        let revealed: Vec<String> = parts.iter().map(|(_, s)| s.reveal()).collect();
+        for ((name, _), value) in parts.iter().zip(&revealed) {
+            bytes.extend([&[0u8][..], name.as_bytes(), &[0], value.as_bytes()]);
+        }
+        let hash = crate::model::hex(&keyed_hash(&bytes));
+        Credential {
+            validator,
+            id,
+            hash,
+            parts,
+            members: Vec::new(),
+        }
+    }
+
+    /// The part called `name`.
+    pub fn part(&self, name: &str) -> Option<&Secret> {
+        self.parts.iter().find(|(n, _)| *n == name).map(|(_, s)| s)
+    }
+
+    fn validator(&self) -> &'static dyn Validator {
+        validator(self.validator).expect("built by a listed validator")
+    }
 }
 
-impl Validation {
-    fn skipped(reason: &str, account: Option<String>) -> Validation {
-        Validation {
-            status: Status::Skipped,
-            account,
-            arn: None,
-            user_id: None,
-            reason: Some(reason.to_string()),
-            checked_at: now_rfc3339(),
+/// Offline, on every scan: each validator pairs its parts into credential sets and reads
+/// what it can from them.
+pub fn annotate(findings: &mut [Finding]) {
+    for v in VALIDATORS {
+        let members: Vec<usize> = (0..findings.len())
+            .filter(|&i| findings[i].is_part_of(v.name()))
+            .collect();
+        if !members.is_empty() {
+            v.annotate(findings, &members);
         }
     }
 }
 
-/// Thinkst canarytokens.org AWS accounts: a key from one of them is a tripwire, and checking
-/// it would alert its owner. Operators add their own (`[validate] canary_accounts`).
-pub const DEFAULT_CANARY_ACCOUNTS: &[&str] = &[
-    "052310077262",
-    "171436882533",
-    "266735846894",
-    "534261010715",
-    "595918472158",
-    "717712589309",
-    "730335385048",
-    "819147034852",
-    "992382622183",
-];
-
-/// The AWS account an access key id belongs to, decoded offline: the 16 characters after the
-/// prefix are base32; bits 1..41 of the first 6 decoded bytes are the account number.
-pub fn aws_account(key_id: &str) -> Option<String> {
-    let body = key_id.get(4..)?;
-    if key_id.len() != 20 || !key_id.is_char_boundary(4) {
-        return None;
+/// The complete credentials among `findings`, each once however many places hold it, with
+/// the findings that belong to it. In a stable order (by hash).
+pub fn credentials(findings: &[Finding]) -> Vec<Credential> {
+    let mut sets: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    for (i, f) in findings.iter().enumerate() {
+        if let (Some(s), Some(p)) = (&f.credential_set, &f.part) {
+            sets.entry((p.validator.as_str(), s.as_str()))
+                .or_default()
+                .push(i);
+        }
     }
-    let mut bits: u128 = 0;
-    for c in body.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'2'..=b'7' => c - b'2' + 26,
-            _ => return None,
+    let mut distinct: HashMap<String, Credential> = HashMap::new();
+    for ((name, _), members) in sets {
+        let Some(c) = validator(name).and_then(|v| v.credential(findings, &members)) else {
+            continue;
         };
-        bits = (bits << 5) | v as u128;
+        distinct
+            .entry(c.hash.clone())
+            .or_insert(c)
+            .members
+            .extend(members);
     }
-    // 16 characters are 80 bits; the first 48 are the 6 bytes that hold the account.
-    let six = (bits >> 32) as u64;
-    let account = (six & 0x7fff_ffff_ff80) >> 7;
-    Some(format!("{account:012}"))
+    let mut out: Vec<Credential> = distinct.into_values().collect();
+    out.sort_by(|a, b| a.hash.cmp(&b.hash));
+    out
+}
+
+/// Check one credential now, without the cache (after an action changed it).
+pub fn check_now(c: &Credential, opts: &Options) -> Validation {
+    c.validator()
+        .check(&[c], opts)
+        .pop()
+        .unwrap_or_else(|| Validation::skipped("not checked", None))
+}
+
+/// Record a credential's new state (after an action changed it) so later runs do not trust an
+/// old answer from the cache.
+pub fn remember(c: &Credential, v: &Validation, opts: &Options) {
+    if !v.status.definitive() {
+        return;
+    }
+    let mut cache = Cache::load(opts);
+    cache.put(&c.hash, v);
+    cache.save();
+}
+
+/// A record of each check, for the audit log.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub key_id: String,
+    pub fingerprint: String,
+    pub rule: String,
+    pub validation: Validation,
+    /// Answered from the cache, no request sent.
+    pub cached: bool,
+}
+
+/// Check every credential among `findings` and attach the outcome to each member. Parts that
+/// are in no complete credential are `skipped` ("no pair"). Returns one record per distinct
+/// credential.
+pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
+    let creds = credentials(findings);
+    let mut cache = Cache::load(opts);
+    let mut verdicts: Vec<Option<(Validation, bool)>> = Vec::with_capacity(creds.len());
+    for c in &creds {
+        let v = c
+            .validator()
+            .precheck(c, opts)
+            .or_else(|| cache.get(&c.hash));
+        verdicts.push(v.map(|v| {
+            let cached = v.status.definitive();
+            (v, cached)
+        }));
+    }
+    // The rest, asked for together per validator (each runs its own requests in parallel).
+    for v in VALIDATORS {
+        let ask: Vec<usize> = (0..creds.len())
+            .filter(|&i| verdicts[i].is_none() && creds[i].validator == v.name())
+            .collect();
+        if ask.is_empty() {
+            continue;
+        }
+        let batch: Vec<&Credential> = ask.iter().map(|&i| &creds[i]).collect();
+        for (&i, answer) in ask.iter().zip(v.check(&batch, opts)) {
+            if answer.status.definitive() {
+                cache.put(&creds[i].hash, &answer);
+            }
+            verdicts[i] = Some((answer, false));
+        }
+    }
+    cache.save();
+    let mut records = Vec::new();
+    for (c, verdict) in creds.iter().zip(verdicts) {
+        let (v, cached) =
+            verdict.unwrap_or_else(|| (Validation::skipped("not checked", None), false));
+        for &i in &c.members {
+            findings[i].validation = Some(v.clone());
+        }
+        // The record names the credential by its public part's finding when there is one.
+        let first = c
+            .members
+            .iter()
+            .copied()
+            .find(|&i| findings[i].public)
+            .unwrap_or(c.members[0]);
+        records.push(Checked {
+            key_id: c.id.clone(),
+            fingerprint: findings[first].fingerprint.clone(),
+            rule: findings[first].rule_id.clone(),
+            validation: v,
+            cached,
+        });
+    }
+    // Parts with no complete credential: nothing to check them with.
+    for f in findings.iter_mut() {
+        if f.validation.is_some() {
+            continue;
+        }
+        if let Some(v) = f.part.as_ref().and_then(|p| validator(&p.validator)) {
+            f.validation = Some(v.unpaired(f));
+        }
+    }
+    records
 }
 
 /// Settings for a validation run.
@@ -141,7 +298,7 @@ impl Options {
             region: var("AWS_REGION")
                 .or_else(|| var("AWS_DEFAULT_REGION"))
                 .unwrap_or_else(|| "us-east-1".into()),
-            canaries: DEFAULT_CANARY_ACCOUNTS
+            canaries: aws::DEFAULT_CANARY_ACCOUNTS
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
@@ -155,196 +312,12 @@ impl Options {
     }
 }
 
-pub use crate::policy::state_dir;
-
-/// One AWS credential: what STS is asked with.
-#[derive(Clone)]
-pub struct AwsSet {
-    pub key_id: String,
-    pub secret: String,
-    pub token: Option<String>,
-}
-
-impl std::fmt::Debug for AwsSet {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "AwsSet({}, <secret redacted>)", self.key_id)
-    }
-}
-
-impl AwsSet {
-    /// A stable, one-way key for the cache, keyed like fingerprints: the cache file on disk
-    /// lets no one test a guessed secret.
-    fn hash(&self) -> String {
-        let token = self.token.as_deref().unwrap_or("");
-        let d = crate::report::keyed_hash(&[
-            self.key_id.as_bytes(),
-            &[0],
-            self.secret.as_bytes(),
-            &[0],
-            token.as_bytes(),
-        ]);
-        d.iter().map(|b| format!("{b:02x}")).collect()
-    }
-}
-
-const AWS_ID: &str = "aws.access-key-id";
-const AWS_TOKEN: &str = "aws.session-token";
-
-fn is_aws_secret(rule: &str) -> bool {
-    rule.starts_with("aws.secret-access-key") || rule == "aws.credentials-csv"
-}
-
-/// Mark every AWS key id finding with its account (offline, always).
-pub fn annotate_accounts(findings: &mut [Finding]) {
-    for f in findings.iter_mut().filter(|f| f.rule_id == AWS_ID) {
-        f.aws_account = aws_account(&f.secret.reveal());
-    }
-}
-
-/// The complete AWS credential sets among `findings` (key id and secret, with the token if
-/// found), by a hash of the set, each with the findings that belong to it. The same credential
-/// found in many places is one set.
-pub fn aws_sets(findings: &[Finding]) -> HashMap<String, (AwsSet, Vec<usize>)> {
-    let mut sets: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, f) in findings.iter().enumerate() {
-        let aws = f.rule_id == AWS_ID || f.rule_id == AWS_TOKEN || is_aws_secret(&f.rule_id);
-        if let (Some(s), true) = (&f.credential_set, aws) {
-            sets.entry(s.clone()).or_default().push(i);
-        }
-    }
-    let mut distinct: HashMap<String, (AwsSet, Vec<usize>)> = HashMap::new();
-    for members in sets.values() {
-        let pick = |pred: &dyn Fn(&str) -> bool| {
-            members
-                .iter()
-                .find(|&&i| pred(&findings[i].rule_id))
-                .map(|&i| findings[i].secret.reveal())
-        };
-        let (Some(key_id), Some(secret)) = (pick(&|r| r == AWS_ID), pick(&is_aws_secret)) else {
-            continue;
-        };
-        let set = AwsSet {
-            key_id,
-            secret,
-            token: pick(&|r| r == AWS_TOKEN),
-        };
-        distinct
-            .entry(set.hash())
-            .or_insert_with(|| (set, Vec::new()))
-            .1
-            .extend(members);
-    }
-    distinct
-}
-
-/// Check one set now, without the cache (after a response changed it).
-pub fn check_now(set: &AwsSet, opts: &Options) -> Validation {
-    aws::check_all(&[(set.hash(), set.clone())], opts)
-        .pop()
-        .unwrap_or_else(|| Validation::skipped("not checked", None))
-}
-
-/// Record a set's new state (after an action changed it) so later runs do not trust an old
-/// answer from the cache.
-pub fn remember(set: &AwsSet, v: &Validation, opts: &Options) {
-    if !v.status.definitive() {
-        return;
-    }
-    let mut cache = Cache::load(opts);
-    cache.put(&set.hash(), v);
-    cache.save();
-}
-
-/// A record of each check, for the audit log.
-#[derive(Debug, Clone)]
-pub struct Checked {
-    pub key_id: String,
-    pub fingerprint: String,
-    pub rule: String,
-    pub validation: Validation,
-    /// Answered from the cache, no request sent.
-    pub cached: bool,
-}
-
-/// Check every AWS credential set among `findings` and attach the outcome to each member.
-/// AWS parts that are not in a complete set are `skipped` ("no pair"). Returns one record
-/// per distinct set.
-pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
-    let distinct = aws_sets(findings);
-    let mut cache = Cache::load(opts);
-    let mut out = Vec::new();
-    let mut to_check = Vec::new();
-    for (hash, (set, _)) in &distinct {
-        let account = aws_account(&set.key_id);
-        let pre = if set.key_id.starts_with("ASIA") && set.token.is_none() {
-            Some(Validation::skipped(
-                "no session token for a temporary (ASIA) key",
-                account.clone(),
-            ))
-        } else if account.as_ref().is_some_and(|a| opts.canaries.contains(a)) {
-            Some(Validation::skipped("canary", account.clone()))
-        } else {
-            None
-        };
-        if let Some(v) = pre.or_else(|| cache.get(hash)) {
-            let cached = v.status.definitive();
-            out.push((hash.clone(), v, cached));
-        } else {
-            to_check.push((hash.clone(), set.clone()));
-        }
-    }
-    let checked = aws::check_all(&to_check, opts);
-    for ((hash, _), v) in to_check.iter().zip(checked) {
-        if v.status.definitive() {
-            cache.put(hash, &v);
-        }
-        out.push((hash.clone(), v, false));
-    }
-    cache.save();
-    let mut records = Vec::new();
-    for (hash, v, cached) in out {
-        let (set, members) = &distinct[&hash];
-        for &i in members {
-            findings[i].validation = Some(v.clone());
-        }
-        let id_finding = members
-            .iter()
-            .find(|&&i| findings[i].rule_id == AWS_ID)
-            .copied()
-            .unwrap_or(members[0]);
-        records.push(Checked {
-            key_id: set.key_id.clone(),
-            fingerprint: findings[id_finding].fingerprint.clone(),
-            rule: findings[id_finding].rule_id.clone(),
-            validation: v,
-            cached,
-        });
-    }
-    // AWS parts with no complete set: nothing to check them with.
-    for f in findings.iter_mut() {
-        let aws = f.rule_id == AWS_ID || f.rule_id == AWS_TOKEN || is_aws_secret(&f.rule_id);
-        if aws && f.validation.is_none() {
-            let account = (f.rule_id == AWS_ID)
-                .then(|| aws_account(&f.secret.reveal()))
-                .flatten();
-            f.validation = Some(Validation::skipped("no pair", account));
-        }
-    }
-    records
-}
-
 /// Results by set hash, in memory and in `validation-cache.json` under the state directory.
 struct Cache {
     path: Option<PathBuf>,
     ttl: Duration,
     entries: HashMap<String, (u64, Validation)>,
     dirty: bool,
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 impl Cache {
@@ -415,57 +388,4 @@ pub fn write_private(path: &std::path::Path, body: &[u8]) -> std::io::Result<()>
     f.write_all(body)?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)
-}
-
-/// The current time as RFC 3339 (UTC, seconds).
-pub fn now_rfc3339() -> String {
-    rfc3339(unix_now())
-}
-
-fn rfc3339(secs: u64) -> String {
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn account_ids_decode_offline() {
-        // A canarytokens.org key id format: the account keeps its leading zero.
-        assert_eq!(
-            aws_account("AKIAAYLPMN5HAAAAAAAA").as_deref(),
-            Some("052310077262")
-        );
-        assert_eq!(
-            aws_account("AKIAQYLPMN5HHHFPZAM2").as_deref(),
-            Some("052310077262")
-        );
-        assert_eq!(aws_account("AKIA1234"), None);
-        assert_eq!(aws_account("AKIAaaaaaaaaaaaaaaaa"), None);
-    }
-
-    #[test]
-    fn dates() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_796_083_200), "2026-12-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-    }
 }

@@ -105,8 +105,8 @@ proptest! {
             prop_assert!(x.start <= x.end && x.end <= hay.len(), "span {}..{}", x.start, x.end);
             prop_assert!(x.rule < e.rules().len());
         }
-        let prov = leakhound::source::Provenance::Stream { name: "x".into() };
-        let f = leakhound::report::findings(e.rules(), &hay, &m, &prov);
+        let prov = leakhound::model::Provenance::Stream { name: "x".into() };
+        let f = leakhound::model::findings(e.rules(), &hay, &m, &prov);
         prop_assert_eq!(f.len(), m.len());
         for x in &f {
             // The finding's secret is the bytes at its span, on the line its offset is on.

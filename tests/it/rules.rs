@@ -7,7 +7,7 @@ use leakhound::engine::Engine;
 #[test]
 fn every_builtin_rule_passes_its_examples_and_negatives() {
     let engine = Engine::new(leakhound::rules::builtin()).unwrap();
-    let failures = leakhound::rules::check(&engine, |_| true);
+    let failures = leakhound::engine::check(&engine, |_| true);
     assert!(
         failures.is_empty(),
         "{}",

@@ -1,7 +1,7 @@
 //! `rules check`: every rule's examples and negatives through the whole engine.
 
-use super::Rule;
-use crate::engine::Engine;
+use super::Engine;
+use crate::rules::Rule;
 
 /// One failed expectation, naming the rule file, the rule and what went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,9 @@
 //! STS GetCallerIdentity through `aws-sdk-sts`, with the found credentials and nothing else:
 //! no credential chain, the SDK's own retries off (ours retry only what may succeed later).
 
-use super::{now_rfc3339, AwsSet, Options, Status, Validation};
+use super::AwsSet;
+use crate::model::{now_rfc3339, Status, Validation};
+use crate::validate::Options;
 use aws_sdk_sts::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sts::error::{ProvideErrorMetadata, SdkError};
 use std::sync::Arc;
@@ -23,7 +25,7 @@ fn unknown(reason: impl Into<String>) -> Validation {
 }
 
 /// Check each set (in order), at most `opts.concurrency` at a time, all within the deadline.
-pub(super) fn check_all(sets: &[(String, AwsSet)], opts: &Options) -> Vec<Validation> {
+pub(super) fn check_all(sets: &[AwsSet], opts: &Options) -> Vec<Validation> {
     if sets.is_empty() {
         return Vec::new();
     }
@@ -47,7 +49,7 @@ pub(super) fn check_all(sets: &[(String, AwsSet)], opts: &Options) -> Vec<Valida
         let deadline = tokio::time::Instant::now() + opts.deadline;
         let tasks: Vec<_> = sets
             .iter()
-            .map(|(_, set)| {
+            .map(|set| {
                 let (permits, http, set, opts) =
                     (permits.clone(), http.clone(), set.clone(), opts.clone());
                 tokio::spawn(async move {

@@ -1,0 +1,171 @@
+//! Findings from the engine's matches in one blob: positions, contexts, fingerprints.
+
+use super::{fingerprint, Context, CredentialPart, Finding, Provenance, Secret};
+use crate::engine::Match;
+use crate::rules::Rule;
+
+/// The credential part `rule` says its matches are.
+pub(super) fn part(rule: &Rule) -> Option<CredentialPart> {
+    let v = rule.validator.as_ref()?;
+    Some(CredentialPart {
+        validator: v.name.clone(),
+        part: v.part.clone(),
+    })
+}
+
+/// Longest context shown on each side of a secret.
+const CONTEXT_SIDE: usize = 80;
+
+/// Where a slice of a blob begins: byte offset, line and column. Large blobs are reported a
+/// chunk at a time; each chunk's positions continue from its origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    pub offset: usize,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Origin {
+    pub const START: Origin = Origin {
+        offset: 0,
+        line: 1,
+        column: 1,
+    };
+
+    /// Move past `seg`, the bytes that follow this origin.
+    pub fn advance(&mut self, seg: &[u8]) {
+        self.line += memchr::memchr_iter(b'\n', seg).count();
+        self.column = match memchr::memrchr(b'\n', seg) {
+            Some(p) => 1 + chars(&seg[p + 1..]),
+            None => self.column + chars(seg),
+        };
+        self.offset += seg.len();
+    }
+}
+
+/// Turn the engine's matches in one blob into findings. Lines and columns are computed here,
+/// once, walking the blob in order of the matches.
+pub fn findings(
+    rules: &[Rule],
+    hay: &[u8],
+    matches: &[Match],
+    provenance: &Provenance,
+) -> Vec<Finding> {
+    findings_at(rules, hay, matches, provenance, Origin::START)
+}
+
+/// [`findings`] for a slice of a blob that begins at `origin`.
+pub fn findings_at(
+    rules: &[Rule],
+    hay: &[u8],
+    matches: &[Match],
+    provenance: &Provenance,
+    origin: Origin,
+) -> Vec<Finding> {
+    findings_masked(rules, hay, matches, matches, provenance, origin)
+}
+
+/// [`findings_at`], with each context masked by `known`: every span in `hay` that any pass
+/// (plain, decoded views, other notebook fields, matches the policy allowed) took for a
+/// secret. A context then never shows a secret that another finding, or no finding, holds.
+pub fn findings_masked(
+    rules: &[Rule],
+    hay: &[u8],
+    matches: &[Match],
+    known: &[Match],
+    provenance: &Provenance,
+    origin: Origin,
+) -> Vec<Finding> {
+    let mut sorted: Vec<&Match> = matches.iter().collect();
+    sorted.sort_by_key(|m| m.start);
+    let mut masks: Vec<&Match> = known.iter().chain(matches).collect();
+    masks.sort_by_key(|m| (m.start, std::cmp::Reverse(m.end)));
+    let mut out = Vec::with_capacity(sorted.len());
+    let mut line = origin.line;
+    let mut counted = 0;
+    // (byte offset, column there) of the last match, to count columns incrementally when
+    // many matches share one long line.
+    let mut col_at = (0, origin.column);
+    for m in &sorted {
+        line += memchr::memchr_iter(b'\n', &hay[counted..m.start]).count();
+        counted = m.start;
+        let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
+        if col_at.0 < line_start {
+            col_at = (line_start, 1);
+        }
+        let column = col_at.1 + chars(&hay[col_at.0..m.start]);
+        col_at = (m.start, column);
+        let end_line = line + memchr::memchr_iter(b'\n', &hay[m.start..m.end]).count();
+        let rule = &rules[m.rule];
+        let secret = &hay[m.span()];
+        out.push(Finding {
+            rule_id: rule.id.clone(),
+            rule_name: rule.name.clone(),
+            provenance: provenance.clone(),
+            line,
+            column,
+            end_line,
+            start: origin.offset + m.start,
+            end: origin.offset + m.end,
+            secret: Secret::new(secret),
+            public: rule.public,
+            fingerprint: fingerprint(&rule.id, secret),
+            entropy: crate::engine::shannon_entropy(secret),
+            context: context(rules, hay, m, &masks),
+            encoding: None,
+            part: part(rule),
+            credential_set: None,
+            annotations: Vec::new(),
+            validation: None,
+            hooks: Vec::new(),
+        });
+    }
+    out
+}
+
+/// Characters in `bytes` as a lossy UTF-8 decoding shows them: each invalid sequence is one.
+fn chars(bytes: &[u8]) -> usize {
+    bytes
+        .utf8_chunks()
+        .map(|c| c.valid().chars().count() + usize::from(!c.invalid().is_empty()))
+        .sum()
+}
+
+/// The line around `m`, clipped, with every match on it (not just `m`) marked.
+fn context(rules: &[Rule], hay: &[u8], m: &Match, all: &[&Match]) -> Context {
+    let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
+    let line_end = memchr::memchr(b'\n', &hay[m.start..]).map_or(hay.len(), |p| m.start + p);
+    // Multi-line secrets (private keys) show only their first line.
+    let from = line_start.max(m.start.saturating_sub(CONTEXT_SIDE));
+    let to = line_end.min(m.end.max(m.start) + CONTEXT_SIDE).max(from);
+    let mut text = String::new();
+    let mut marks = Vec::new();
+    let mut at = from;
+    let push = |bytes: &[u8], text: &mut String| {
+        let s = String::from_utf8_lossy(bytes);
+        text.extend(
+            s.chars()
+                .map(|c| if c == '\t' || !c.is_control() { c } else { ' ' }),
+        );
+    };
+    for o in all.iter().filter(|o| o.start < to && o.end > from) {
+        // Overlapping secrets (rare) and ones that start before the clip are masked from
+        // wherever the text shown so far ends.
+        if o.end <= at {
+            continue;
+        }
+        let from_here = o.start.max(at);
+        push(&hay[at..from_here], &mut text);
+        let s = text.len();
+        push(&hay[from_here..o.end.min(to)], &mut text);
+        let masked = if rules[o.rule].public {
+            text[s..].to_string()
+        } else {
+            Secret::new(&hay[o.span()]).redacted()
+        };
+        marks.push((s, text.len(), masked));
+        at = o.end.min(to);
+    }
+    push(&hay[at..to], &mut text);
+    Context { text, marks }
+}

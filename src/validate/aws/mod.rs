@@ -1,0 +1,260 @@
+//! AWS credentials: access key ids, secret access keys and session tokens.
+//!
+//! Offline, always: the parts found near each other (or named alike in an environment) are
+//! paired into credential sets, and each key id's account is decoded. Online, with
+//! validation: a set is checked with STS GetCallerIdentity ([`sts`]), unless its account is
+//! a known canary (honeytoken) account, whose owner a check would alert.
+
+mod sts;
+
+use super::{Credential, Options, Validator};
+use crate::model::{Annotation, Finding, Provenance, Secret, Validation};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// The validator, as rules name it (`validator = { name = "aws", part = ... }`).
+pub struct Aws;
+
+/// The parts a rule can say its matches are.
+const KEY_ID: &str = "key-id";
+const SECRET: &str = "secret";
+const TOKEN: &str = "session-token";
+/// Largest distance, in bytes, between the parts of one credential in a file.
+const PAIR_WITHIN: usize = 2048;
+
+/// Thinkst canarytokens.org AWS accounts: a key from one of them is a tripwire, and checking
+/// it would alert its owner. Operators add their own (`[validate] canary_accounts`).
+pub const DEFAULT_CANARY_ACCOUNTS: &[&str] = &[
+    "052310077262",
+    "171436882533",
+    "266735846894",
+    "534261010715",
+    "595918472158",
+    "717712589309",
+    "730335385048",
+    "819147034852",
+    "992382622183",
+];
+
+/// The AWS account an access key id belongs to, decoded offline: the 16 characters after the
+/// prefix are base32; bits 1..41 of the first 6 decoded bytes are the account number.
+pub fn account(key_id: &str) -> Option<String> {
+    let body = key_id.get(4..)?;
+    if key_id.len() != 20 || !key_id.is_char_boundary(4) {
+        return None;
+    }
+    let mut bits: u128 = 0;
+    for c in body.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'2'..=b'7' => c - b'2' + 26,
+            _ => return None,
+        };
+        bits = (bits << 5) | v as u128;
+    }
+    // 16 characters are 80 bits; the first 48 are the 6 bytes that hold the account.
+    let six = (bits >> 32) as u64;
+    let account = (six & 0x7fff_ffff_ff80) >> 7;
+    Some(format!("{account:012}"))
+}
+
+/// One AWS credential: what STS is asked with.
+#[derive(Clone)]
+struct AwsSet {
+    key_id: String,
+    secret: String,
+    token: Option<String>,
+}
+
+impl std::fmt::Debug for AwsSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AwsSet({}, <secret redacted>)", self.key_id)
+    }
+}
+
+impl AwsSet {
+    fn of(c: &Credential) -> Option<AwsSet> {
+        Some(AwsSet {
+            key_id: c.part(KEY_ID)?.reveal(),
+            secret: c.part(SECRET)?.reveal(),
+            token: c.part(TOKEN).map(Secret::reveal),
+        })
+    }
+}
+
+fn part_of(f: &Finding) -> Option<&str> {
+    f.part
+        .as_ref()
+        .filter(|p| p.validator == "aws")
+        .map(|p| p.part.as_str())
+}
+
+impl Validator for Aws {
+    fn name(&self) -> &'static str {
+        "aws"
+    }
+
+    fn parts(&self) -> &'static [&'static str] {
+        &[KEY_ID, SECRET, TOKEN]
+    }
+
+    fn annotate(&self, findings: &mut [Finding], members: &[usize]) {
+        pair(findings, members);
+        for &i in members {
+            let f = &mut findings[i];
+            if part_of(f) == Some(KEY_ID) {
+                if let Some(a) = account(&f.secret.reveal()) {
+                    f.annotations.push(Annotation {
+                        key: "aws_account",
+                        label: "account",
+                        value: a,
+                    });
+                }
+            }
+        }
+    }
+
+    fn credential(&self, findings: &[Finding], members: &[usize]) -> Option<Credential> {
+        let pick = |part: &str| {
+            members
+                .iter()
+                .find(|&&i| part_of(&findings[i]) == Some(part))
+                .map(|&i| findings[i].secret.clone())
+        };
+        let (id, secret) = (pick(KEY_ID)?, pick(SECRET)?);
+        let mut parts = vec![(KEY_ID, id.clone()), (SECRET, secret)];
+        parts.extend(pick(TOKEN).map(|t| (TOKEN, t)));
+        Some(Credential::new(self.name(), id.reveal(), parts))
+    }
+
+    fn precheck(&self, c: &Credential, opts: &Options) -> Option<Validation> {
+        let acct = account(&c.id);
+        if c.id.starts_with("ASIA") && c.part(TOKEN).is_none() {
+            Some(Validation::skipped(
+                "no session token for a temporary (ASIA) key",
+                acct,
+            ))
+        } else if acct.as_ref().is_some_and(|a| opts.canaries.contains(a)) {
+            Some(Validation::skipped("canary", acct))
+        } else {
+            None
+        }
+    }
+
+    fn check(&self, creds: &[&Credential], opts: &Options) -> Vec<Validation> {
+        let sets: Vec<AwsSet> = creds.iter().filter_map(|c| AwsSet::of(c)).collect();
+        if sets.len() != creds.len() {
+            // Not reached: `credential` only builds complete sets.
+            return creds
+                .iter()
+                .map(|_| Validation::skipped("incomplete set", None))
+                .collect();
+        }
+        sts::check_all(&sets, opts)
+    }
+
+    fn unpaired(&self, f: &Finding) -> Validation {
+        let acct = (part_of(f) == Some(KEY_ID))
+            .then(|| account(&f.secret.reveal()))
+            .flatten();
+        Validation::skipped("no pair", acct)
+    }
+}
+
+/// Group key ids, secrets and session tokens into credential sets: in an environment by
+/// variable name (`X_AWS_ACCESS_KEY_ID` with `X_AWS_SECRET_ACCESS_KEY`), elsewhere by
+/// proximity in the same blob. Each member gets the set's id.
+fn pair(findings: &mut [Finding], members: &[usize]) {
+    // Where a finding lives, and the key that pairs it there.
+    let place = |f: &Finding| -> (String, Option<String>) {
+        let (origin, variable) = match &f.provenance {
+            Provenance::Env { origin, variable } => (format!("env:{origin}"), variable),
+            Provenance::File {
+                path,
+                variable: Some(v),
+            } => (path.clone(), v),
+            // Offsets compare only within one blob: the same path in two commits is two places.
+            Provenance::Git { path, blob, .. } => return (format!("{path}\0{blob}"), None),
+            Provenance::Image {
+                layer_digest: Some(d),
+                ..
+            } => return (format!("{}\0{d}", f.provenance.display()), None),
+            other => return (other.display(), None),
+        };
+        // `X_AWS_ACCESS_KEY_ID` pairs with `X_AWS_SECRET_ACCESS_KEY`: the stem `X_AWS_`.
+        let v = variable.to_ascii_uppercase();
+        let stem = [
+            "ACCESS_KEY_ID",
+            "SECRET_ACCESS_KEY",
+            "SESSION_TOKEN",
+            "SECURITY_TOKEN",
+        ]
+        .iter()
+        .find_map(|s| v.strip_suffix(s))
+        .unwrap_or(&v)
+        .to_string();
+        (origin, Some(stem))
+    };
+    // Group the parts by place so pairing stays local.
+    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+    for &i in members {
+        groups.entry(place(&findings[i]).0).or_default().push(i);
+    }
+    for members in groups.values() {
+        let of = |part: &str| -> Vec<usize> {
+            members
+                .iter()
+                .copied()
+                .filter(|&i| part_of(&findings[i]) == Some(part))
+                .collect()
+        };
+        let ids = of(KEY_ID);
+        let tokens = of(TOKEN);
+        for s in of(SECRET) {
+            let stem_s = place(&findings[s]).1;
+            let near = |i: usize, within: usize| match (&place(&findings[i]).1, &stem_s) {
+                (Some(a), Some(b)) => a == b,
+                _ => findings[i].start.abs_diff(findings[s].start) <= within,
+            };
+            let closest = |cands: &[usize], within: usize| {
+                cands
+                    .iter()
+                    .copied()
+                    .filter(|&i| near(i, within))
+                    .min_by_key(|&i| findings[i].start.abs_diff(findings[s].start))
+            };
+            let Some(id) = closest(&ids, PAIR_WITHIN) else {
+                continue;
+            };
+            let token = closest(&tokens, 4 * PAIR_WITHIN);
+            let parts: Vec<usize> = [Some(id), Some(s), token].into_iter().flatten().collect();
+            let mut h = Sha256::new();
+            for &m in &parts {
+                h.update(findings[m].fingerprint.as_bytes());
+            }
+            let set = crate::model::hex(&h.finalize()[..8]);
+            for m in parts {
+                findings[m].credential_set = Some(set.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn account_ids_decode_offline() {
+        use super::account;
+        // A canarytokens.org key id format: the account keeps its leading zero.
+        assert_eq!(
+            account("AKIAAYLPMN5HAAAAAAAA").as_deref(),
+            Some("052310077262")
+        );
+        assert_eq!(
+            account("AKIAQYLPMN5HHHFPZAM2").as_deref(),
+            Some("052310077262")
+        );
+        assert_eq!(account("AKIA1234"), None);
+        assert_eq!(account("AKIAaaaaaaaaaaaaaaaa"), None);
+    }
+}

@@ -1,0 +1,168 @@
+//! The module graph of `src/`: data flows one way, so no top-level module may reach itself
+//! through `crate::` paths, and the finding model and the writers stay below the stages.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Top-level module -> the top-level modules its code names through `crate::`.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let rel = p.strip_prefix(&src).unwrap();
+            let first = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy();
+            let module = first.trim_end_matches(".rs").to_string();
+            if module == "lib" || module == "main" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            let deps = g.entry(module.clone()).or_default();
+            for name in crate_refs(&text) {
+                if name != module {
+                    deps.insert(name);
+                }
+            }
+        }
+    }
+    g
+}
+
+/// The top-level modules named by `crate::X` and `use crate::{X, Y::..}` outside comments.
+fn crate_refs(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let code: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // `crate::{a::X, b}`: each top-level name at depth 0 of the braces.
+            let mut depth = 0;
+            let mut at_start = true;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => at_start = true,
+                    c if c.is_whitespace() => {}
+                    _ if at_start && depth == 0 => {
+                        out.insert(ident(&group[j..]));
+                        at_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    // Names that are not modules (`crate::X` is always a module at the top level here, but
+    // macros such as `$crate` are not used).
+    out.remove("");
+    out
+}
+
+/// A cycle through `start`, if there is one, as the path of module names.
+fn cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        g: &BTreeMap<String, BTreeSet<String>>,
+        n: &str,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == n) {
+            let mut c = path[at..].to_vec();
+            c.push(n.to_string());
+            return Some(c);
+        }
+        if done.contains(n) {
+            return None;
+        }
+        path.push(n.to_string());
+        for d in g.get(n).into_iter().flatten() {
+            if let Some(c) = visit(g, d, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for n in g.keys() {
+        if let Some(c) = visit(g, n, &mut Vec::new(), &mut done) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn the_scanner_finds_its_own_module_references() {
+    let refs = crate_refs(
+        "use crate::model::{Finding, Secret};\n// crate::cli in a comment\n\
+         use crate::{engine::Match, rules};\nlet x = crate::decode::views(b);",
+    );
+    let want: BTreeSet<String> = ["model", "engine", "rules", "decode"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(refs, want);
+    // And the cycle finder finds a cycle when there is one.
+    let mut g = BTreeMap::new();
+    g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
+    g.insert("b".to_string(), BTreeSet::from(["a".to_string()]));
+    assert_eq!(cycle(&g), Some(vec!["a".into(), "b".into(), "a".into()]));
+}
+
+#[test]
+fn no_module_reaches_itself() {
+    let g = graph();
+    assert!(g.contains_key("model") && g.contains_key("scan"), "{g:?}");
+    if let Some(c) = cycle(&g) {
+        panic!("import cycle in src/: {}", c.join(" -> "));
+    }
+}
+
+#[test]
+fn the_model_and_the_writers_stay_below_the_stages() {
+    let g = graph();
+    let allowed = |m: &str, ok: &[&str]| {
+        let extra: Vec<&String> = g[m].iter().filter(|d| !ok.contains(&d.as_str())).collect();
+        assert!(extra.is_empty(), "{m} must not depend on {extra:?}");
+    };
+    // The finding model is built from the engine's matches and the rules; nothing else.
+    allowed("model", &["engine", "rules", "decode"]);
+    // Writers format findings; they run no stage.
+    allowed("report", &["model", "rules"]);
+    // Leaves.
+    allowed("decode", &[]);
+    allowed("rules", &[]);
+    allowed("engine", &["rules"]);
+}
