@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod decode;
+pub mod deliver;
 pub mod engine;
 pub mod filter;
 #[doc(hidden)]

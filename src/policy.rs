@@ -230,6 +230,58 @@ impl Config {
     }
 }
 
+/// The operator's config as found: the config, the name it was loaded from (empty: none),
+/// and a note for the operator when a config was passed over.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub config: Config,
+    pub name: String,
+    pub note: Option<String>,
+}
+
+impl Config {
+    /// The operator's config: `explicit`, else `./leakhound.toml` unless it lies inside one
+    /// of the `scanned` paths. A scanned tree must not be able to allow its own secrets: a
+    /// config inside it is passed over, with a note.
+    pub fn find(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<Found, PolicyError> {
+        if let Some(p) = explicit {
+            return Ok(Found {
+                config: Config::load(p)?,
+                name: p.display().to_string(),
+                note: None,
+            });
+        }
+        let local = Path::new("leakhound.toml");
+        if !local.is_file() {
+            return Ok(Found::default());
+        }
+        let cwd = std::env::current_dir().map_err(|source| PolicyError::Read {
+            path: "the current directory".into(),
+            source,
+        })?;
+        let inside = scanned.iter().any(|p| {
+            p.as_os_str() != "-"
+                && p.canonicalize()
+                    .is_ok_and(|root| cwd.join(local).starts_with(root))
+        });
+        if inside {
+            return Ok(Found {
+                note: Some(
+                    "./leakhound.toml lies inside the scanned tree and is not loaded; \
+                     pass --config leakhound.toml to use it"
+                        .into(),
+                ),
+                ..Found::default()
+            });
+        }
+        Ok(Found {
+            config: Config::load(local)?,
+            name: "leakhound.toml".into(),
+            note: None,
+        })
+    }
+}
+
 /// Compiled allow decisions.
 #[derive(Debug, Default)]
 pub struct Policy {

@@ -29,7 +29,7 @@ pub(super) fn write_jsonl(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
 
 /// A baseline: what identifies each accepted finding, and nothing of its secret. No context
 /// line and no masked secret: a baseline is committed, and a context can hold other secrets.
-pub fn write_baseline(findings: &[Finding], out: &mut dyn Write) -> io::Result<()> {
+pub fn write_baseline(findings: &[&Finding], out: &mut dyn Write) -> io::Result<()> {
     let doc = json!({
         "tool": "leakhound",
         "version": env!("CARGO_PKG_VERSION"),

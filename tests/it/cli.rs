@@ -522,3 +522,55 @@ fn large_file_scanned_in_chunks_matches_one_shot() {
     assert!(file.len() > 100, "{}", file.len());
     assert_eq!(file, stdin);
 }
+
+#[test]
+fn completions_and_the_manual_come_from_the_one_definition() {
+    let sb = Sandbox::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let r = sb.run(&["completions", shell]);
+        assert_eq!(r.code, 0, "{shell}: {}", r.stderr);
+        // Every subcommand and a flag of each kind of command are completed.
+        for word in ["scan", "redact-notebook", "max-file-size", "idle-ms"] {
+            assert!(r.stdout.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    let r = sb.run(&["completions", "tcsh"]);
+    assert_eq!(r.code, 2, "an unknown shell is a usage error");
+    let r = sb.run(&["man"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with(".ie") || r.stdout.contains(".TH leakhound"));
+    for section in [
+        ".SH \"LEAKHOUND SCAN\"",
+        ".SH \"LEAKHOUND GIT\"",
+        "\\-\\-fail\\-on",
+    ] {
+        assert!(r.stdout.contains(section), "man page lacks {section}");
+    }
+}
+
+#[test]
+fn a_rule_naming_an_unknown_validator_is_refused() {
+    let sb = Sandbox::new();
+    let rule = |validator: &str| {
+        format!(
+            "[[rules]]\nid = \"acme.key\"\nname = \"Acme key\"\nkeywords = [\"acme_\"]\n\
+             pattern = 'acme_(?P<secret>[a-z0-9]{{24}})'\nvalidator = {validator}\n\
+             examples = [\"acme_q8w7e6r5t4y3u2i1o9p8a7s6\"]\n"
+        )
+    };
+    sb.write("bad.toml", rule("{ name = \"acme\", part = \"key\" }"));
+    let r = sb.run(&["rules", "check", "bad.toml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no validator \"acme\""), "{}", r.stderr);
+    sb.write("part.toml", rule("{ name = \"aws\", part = \"password\" }"));
+    let r = sb.run(&["scan", ".", "--rules", "part.toml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("aws has no part \"password\""),
+        "{}",
+        r.stderr
+    );
+    sb.write("good.toml", rule("{ name = \"aws\", part = \"secret\" }"));
+    let r = sb.run(&["rules", "check", "good.toml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

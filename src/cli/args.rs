@@ -1,0 +1,378 @@
+//! The one clap definition: every command and flag. Flag groups that several commands share
+//! (rules and config, inputs, reporting) are one struct each, flattened where they apply.
+
+use crate::deliver::FailOn;
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "leakhound",
+    version = super::VERSION,
+    about = "Find credentials leaking from AI code-interpreter runtimes",
+    after_help = "Exit codes: 0 no findings, 1 findings, 2 error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Scan files and directories (`-` reads standard input).
+    Scan(ScanArgs),
+    /// Scan a git repository: its whole history (default), what a revision range introduced
+    /// (`--since`, `--range`), or what the index adds (`--staged`, for a pre-commit hook).
+    Git(GitArgs),
+    /// Scan container images: config and every layer, including files later layers delete.
+    Image(ImageArgs),
+    /// Write a git pre-commit hook that runs `leakhound git --staged`.
+    InstallHook {
+        /// The repository (default: the one around the current directory).
+        repo: Option<PathBuf>,
+        /// Replace an existing pre-commit hook.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Audit environments: this process's (default), another's (`--pid`), dump files, and
+    /// with `--runtime` the credential files a runtime inherits under $HOME.
+    Env(EnvArgs),
+    /// Copy stdin to stdout with every secret masked (`[REDACTED:rule]`).
+    Filter(FilterArgs),
+    /// Run a command with its stdout and stderr masked; exit with its status.
+    Run {
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        cmd: Vec<String>,
+    },
+    /// Write a copy of a Jupyter notebook with every secret masked.
+    RedactNotebook {
+        input: PathBuf,
+        /// Where to write the copy (default: stdout).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        rules: RulesArgs,
+    },
+    /// Check the credentials in an earlier JSON Lines report (written with --show-secrets)
+    /// and write it again with each one's `validation`.
+    Validate {
+        /// A report from `--format jsonl --show-secrets`.
+        report: PathBuf,
+        /// Write the report to FILE instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Keep secrets in the output (redacted by default).
+        #[arg(long)]
+        show_secrets: bool,
+        /// What makes the exit code 1.
+        #[arg(long, value_enum, default_value_t = FailOnArg::Any)]
+        fail_on: FailOnArg,
+        /// Append one JSON line per validation to FILE.
+        #[arg(long, value_name = "FILE")]
+        audit_log: Option<PathBuf>,
+    },
+    /// List or check rules.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Print a shell completion script (e.g. `leakhound completions bash > /etc/bash_completion.d/leakhound`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `leakhound man | man -l -`.
+    Man,
+}
+
+/// Which rules, and the operator's config.
+#[derive(Args)]
+pub struct RulesArgs {
+    /// Operator config file (default: ./leakhound.toml, unless it lies inside a scanned path).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Extra rule files to load with the built-in set.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rule_files: Vec<PathBuf>,
+}
+
+/// What is scanned of each input: binary content, size, archives.
+#[derive(Args)]
+pub struct InputArgs {
+    /// Scan content that looks binary too.
+    #[arg(long)]
+    pub binary: bool,
+    /// Skip files and blobs larger than SIZE (e.g. 64MiB, 500K, 0 for no limit).
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    pub max_file_size: u64,
+    /// Scan archives and compressed files as they are instead of opening them.
+    #[arg(long)]
+    pub no_archives: bool,
+    /// How deep to open archives inside archives.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub archive_depth: usize,
+}
+
+impl InputArgs {
+    /// The size limit, `None` for no limit.
+    pub fn max_size(&self) -> Option<u64> {
+        (self.max_file_size > 0).then_some(self.max_file_size)
+    }
+
+    /// How archives are opened; entries obey the size limit and the binary choice.
+    pub fn archives(&self) -> Option<crate::scan::Archives> {
+        (!self.no_archives).then(|| crate::scan::Archives {
+            limits: crate::source::archive::Limits {
+                depth: self.archive_depth.max(1),
+                entry_size: self.max_size(),
+                ..Default::default()
+            },
+            binary: self.binary,
+        })
+    }
+}
+
+#[derive(Args)]
+pub struct ScanArgs {
+    /// Files or directories; `-` for standard input.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Do not honour .gitignore, .ignore and git excludes.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Let ignore files exclude well-known secret files too (`.env*`, `*.pem`, `*.key`,
+    /// `credentials`, `.npmrc`, `.netrc`, ...); by default these are scanned even when ignored.
+    #[arg(long)]
+    pub no_ignored_secret_files: bool,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Args)]
+pub struct GitArgs {
+    /// The repository, work tree or bare (default: the one around the current directory).
+    pub repo: Option<PathBuf>,
+    /// Only what the index adds against HEAD: new files and added lines.
+    #[arg(long, conflicts_with_all = ["since", "range"])]
+    pub staged: bool,
+    /// Only what the commits after REV introduced (REV..HEAD), on added lines.
+    #[arg(long, value_name = "REV", conflicts_with = "range")]
+    pub since: Option<String>,
+    /// Only what the commits in A..B introduced, on added lines.
+    #[arg(long, value_name = "A..B")]
+    pub range: Option<String>,
+    /// Also scan checked-out submodules.
+    #[arg(long)]
+    pub submodules: bool,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Args)]
+pub struct ImageArgs {
+    /// Images: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:TAG], or
+    /// [REGISTRY/]NAME[:TAG|@DIGEST] from a registry.
+    #[arg(required = true, value_name = "REF")]
+    pub images: Vec<String>,
+    /// Registry credentials (default: ~/.docker/config.json, else anonymous).
+    #[arg(
+        long,
+        value_name = "USER:PASS",
+        env = "LEAKHOUND_REGISTRY_CREDS",
+        hide_env_values = true
+    )]
+    pub creds: Option<String>,
+    /// Talk to the registry over plain HTTP (a registry on loopback).
+    #[arg(long)]
+    pub plain_http: bool,
+    /// The platform to pick from a multi-platform image.
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = "linux/amd64")]
+    pub platform: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Args)]
+pub struct EnvArgs {
+    /// Environment dumps: KEY=VALUE lines, NUL-separated (/proc/*/environ), export or
+    /// declare -x lines, .env files.
+    pub files: Vec<PathBuf>,
+    /// Read /proc/N/environ.
+    #[arg(long, value_name = "N")]
+    pub pid: Vec<u32>,
+    /// Also scan the credential files under $HOME that a runtime inherits (~/.aws, ~/.docker,
+    /// ~/.netrc, ~/.git-credentials, ~/.npmrc, ~/.pypirc, ~/.kube, ~/.config/gcloud, ~/.azure).
+    #[arg(long)]
+    pub runtime: bool,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Args)]
+pub struct FilterArgs {
+    /// Write each finding (JSON Lines, redacted) to FILE as it is masked.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Print a one-line notice per masked secret on stderr.
+    #[arg(long)]
+    pub notify: bool,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+    /// Forward a partial line after this many milliseconds without new output.
+    #[arg(long, value_name = "MS", default_value_t = 50)]
+    pub idle_ms: u64,
+}
+
+#[derive(Subcommand)]
+pub enum RulesCommand {
+    /// List the rules in use.
+    List {
+        #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+        format: ListFormat,
+        /// Extra rule files to load with the built-in set.
+        #[arg(long = "rules", value_name = "FILE")]
+        rule_files: Vec<PathBuf>,
+    },
+    /// Run every rule's examples and negatives through the engine. With FILEs, check those
+    /// rule files instead of the built-in set.
+    Check { files: Vec<PathBuf> },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    Human,
+    Json,
+}
+
+/// `--format`; the writers' own [`Format`] knows no flags.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Human,
+    Json,
+    Jsonl,
+    Sarif,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Human => Format::Human,
+            FormatArg::Json => Format::Json,
+            FormatArg::Jsonl => Format::Jsonl,
+            FormatArg::Sarif => Format::Sarif,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `--fail-on`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    Live,
+    Any,
+    None,
+}
+
+impl From<FailOnArg> for FailOn {
+    fn from(f: FailOnArg) -> FailOn {
+        match f {
+            FailOnArg::Live => FailOn::Live,
+            FailOnArg::Any => FailOn::Any,
+            FailOnArg::None => FailOn::None,
+        }
+    }
+}
+
+/// Options shared by every command that reports findings.
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    pub format: FormatArg,
+    /// Write the report to FILE instead of standard output (never through a symlink, FIFO or
+    /// device).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Show secrets in full. Reports are redacted by default; a file written with this flag is
+    /// created readable by its owner only.
+    #[arg(long)]
+    pub show_secrets: bool,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+    /// Suppress the findings of an earlier JSON/JSONL report.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write every finding (including suppressed ones) as a JSON baseline to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Worker threads (default: the number of cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Check whether found credentials are live (AWS: STS GetCallerIdentity; the endpoint comes
+    /// from AWS_ENDPOINT_URL_STS or AWS_ENDPOINT_URL, the region from AWS_REGION).
+    #[arg(long)]
+    pub validate: bool,
+    /// What makes the exit code 1: any finding, only a live credential (implies --validate),
+    /// or nothing.
+    #[arg(long, value_enum, default_value_t = FailOnArg::Any)]
+    pub fail_on: FailOnArg,
+    /// Append one JSON line per validation and per hook run to FILE (never a secret).
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// Worker threads: `-j`, else one per core.
+    pub fn threads(&self) -> usize {
+        self.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+    }
+}
+
+/// `64MiB`, `500K`, `2G`, `1000`: binary multiples; `0` means no limit.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("not a size: {s:?}"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("unknown size unit in {s:?} (use K, M or G)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size too large: {s:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("500K"), Ok(500 << 10));
+        assert_eq!(parse_size("0"), Ok(0));
+        assert!(parse_size("12Q").is_err());
+        assert!(parse_size("").is_err());
+    }
+}

@@ -1,0 +1,123 @@
+//! The command line: flags parsed once ([`args`]), turned into library calls by one module
+//! per kind of command. The library knows nothing of flags; nothing here decides what is a
+//! secret, how a finding is written or what the exit code is.
+
+mod args;
+mod scan;
+mod setup;
+mod stream;
+mod tools;
+
+use args::{Cli, Command, RulesCommand};
+use clap::Parser;
+
+pub use crate::deliver::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
+
+/// What `--version` prints: the crate version and the embedded rule set's.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The clap definition, for completions and the manual page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+/// Run the command line and return the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            if let Some(hint) = run_without_dashes(&e) {
+                eprintln!("{hint}");
+            }
+            return if e.use_stderr() {
+                EXIT_ERROR
+            } else {
+                EXIT_CLEAN
+            };
+        }
+    };
+    let r = match cli.command {
+        Command::Scan(a) => scan::scan(a),
+        Command::Git(a) => scan::git(a),
+        Command::Image(a) => scan::image(a),
+        Command::Env(a) => scan::env(a),
+        Command::InstallHook { repo, force } => scan::install_hook(repo.as_deref(), force),
+        Command::Filter(f) => stream::filter(&f, None),
+        Command::Run { filter: f, cmd } => stream::filter(&f, Some(&cmd)),
+        Command::RedactNotebook {
+            input,
+            output,
+            rules,
+        } => stream::redact_notebook(&input, output.as_deref(), &rules),
+        Command::Validate {
+            report,
+            output,
+            show_secrets,
+            fail_on,
+            audit_log,
+        } => tools::validate_report(
+            &report,
+            output.as_deref(),
+            show_secrets,
+            fail_on.into(),
+            audit_log.as_deref(),
+        ),
+        Command::Rules(RulesCommand::List { format, rule_files }) => {
+            tools::list_rules(format, &rule_files)
+        }
+        Command::Rules(RulesCommand::Check { files }) => tools::check_rules(&files),
+        Command::Completions { shell } => tools::completions(shell),
+        Command::Man => tools::man(),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return EXIT_CLEAN;
+            }
+            eprintln!(
+                "leakhound: error: {}",
+                crate::report::printable(&format!("{e:#}"))
+            );
+            EXIT_ERROR
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// For `leakhound run CMD ARGS` (no `--`), which clap rejects as an unexpected argument:
+/// a hint naming the fix, with the user's own command.
+fn run_without_dashes(e: &clap::Error) -> Option<String> {
+    use clap::error::ErrorKind;
+    if !matches!(
+        e.kind(),
+        ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument
+    ) {
+        return None;
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let at = args.iter().position(|a| a == "run")?;
+    if args.iter().any(|a| a == "--") {
+        return None;
+    }
+    // The command starts at the argument clap did not expect.
+    let unexpected = match e.get(clap::error::ContextKind::InvalidArg) {
+        Some(clap::error::ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let cmd = unexpected
+        .and_then(|u| args[at + 1..].iter().position(|a| *a == u))
+        .map(|p| args[at + 1 + p..].join(" "))
+        .unwrap_or_default();
+    let shown = if cmd.is_empty() { "CMD ARGS..." } else { &cmd };
+    Some(format!(
+        "hint: put `--` before the command to run: leakhound run [OPTIONS] -- {shown}"
+    ))
+}

@@ -1,0 +1,212 @@
+//! The commands that scan: files, git, images, environments; and the pre-commit hook.
+
+use super::args::{EnvArgs, GitArgs, ImageArgs, ScanArgs};
+use super::setup::{print_warning, Session};
+use super::{EXIT_CLEAN, EXIT_FINDINGS};
+use crate::source::fs::WalkOptions;
+use anyhow::{bail, Context as _, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub fn scan(a: ScanArgs) -> Result<i32> {
+    let r = &a.report;
+    // A missing path is reported by the walk, after the other paths are scanned (exit 2).
+    let stdin = a.paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin && a.paths.len() > 1 {
+        bail!("`-` (standard input) cannot be combined with other paths");
+    }
+    let mut s = Session::new(r, &a.paths)?;
+    s.scanner = s.scanner.with_archives(a.input.archives());
+    let outcome = if stdin {
+        s.scanner
+            .stdin(&print_warning)
+            .context("reading standard input")?
+    } else {
+        let opts = WalkOptions {
+            paths: a.paths.clone(),
+            ignore_files: !a.no_ignore,
+            binary: a.input.binary,
+            max_file_size: a.input.max_size(),
+            threads: r.threads(),
+            ignored_secret_files: !a.no_ignored_secret_files,
+        };
+        s.scan(r, |sc| sc.paths(&opts, &print_warning))
+    };
+    s.deliver(outcome, r)
+}
+
+pub fn git(a: GitArgs) -> Result<i32> {
+    use crate::source::git::{Repo, Select};
+    let r = &a.report;
+    let dir = a.repo.clone().unwrap_or_else(|| PathBuf::from("."));
+    let mut s = Session::new(r, std::slice::from_ref(&dir))?;
+    s.scanner = s.scanner.with_archives(a.input.archives());
+    let repo = Repo::open(&dir).with_context(|| format!("{}", dir.display()))?;
+    let select = match (a.staged, &a.since, &a.range) {
+        (true, _, _) => Select::Staged,
+        (_, Some(rev), _) => Select::Range(rev.clone()),
+        (_, _, Some(range)) => Select::Range(range.clone()),
+        _ => Select::All,
+    };
+    let opts = crate::scan::GitOptions {
+        select,
+        binary: a.input.binary,
+        max_file_size: a.input.max_size(),
+        threads: r.threads(),
+        submodules: a.submodules,
+    };
+    let outcome = s
+        .scan(r, |sc| sc.git(&repo, &opts, &print_warning))
+        .with_context(|| format!("{}", dir.display()))?;
+    let n = outcome.findings.len();
+    let code = s.deliver(outcome, r)?;
+    if a.staged && code == EXIT_FINDINGS {
+        eprintln!(
+            "leakhound: commit blocked: {n} secret(s) in staged changes. Remove them (and rotate \
+             any that are real), or mark a false positive with `leakhound:allow` on its line."
+        );
+    }
+    Ok(code)
+}
+
+pub fn image(a: ImageArgs) -> Result<i32> {
+    let r = &a.report;
+    let mut s = Session::new(r, &[])?;
+    s.scanner = s.scanner.with_archives(a.input.archives());
+    // Layers are scanned in parallel on rayon's pool: size it as -j says.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(r.threads())
+        .build_global();
+    let opts = crate::scan::ImageOptions {
+        registry: crate::source::image::RegistryOptions {
+            creds: a.creds.clone(),
+            plain_http: a.plain_http,
+            platform: a.platform.clone(),
+        },
+        binary: a.input.binary,
+        max_file_size: a.input.max_size(),
+    };
+    let outcome = s.scan(r, |sc| sc.images(&a.images, &opts, &print_warning))?;
+    s.deliver(outcome, r)
+}
+
+/// Where credentials live under $HOME, relative to it.
+const RUNTIME_CREDENTIALS: &[&str] = &[
+    ".aws/credentials",
+    ".aws/config",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".kube/config",
+    ".config/gcloud/application_default_credentials.json",
+    ".config/gcloud/credentials.db",
+    ".azure",
+];
+
+pub fn env(a: EnvArgs) -> Result<i32> {
+    use crate::source::env::Environment;
+    let r = &a.report;
+    let s = Session::new(r, &a.files)?;
+    let mut envs = Vec::new();
+    for pid in &a.pid {
+        envs.push(Environment::of_pid(*pid).with_context(|| {
+            format!("cannot read the environment of pid {pid} (/proc/{pid}/environ)")
+        })?);
+    }
+    for f in &a.files {
+        envs.push(Environment::from_file(f).with_context(|| format!("{}", f.display()))?);
+    }
+    if envs.is_empty() {
+        envs.push(Environment::current());
+    }
+    let mut outcome = s.scanner.environments(&envs);
+    if a.runtime {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let paths: Vec<PathBuf> = RUNTIME_CREDENTIALS
+            .iter()
+            .map(|p| home.join(p))
+            .filter(|p| p.exists())
+            .collect();
+        if !paths.is_empty() {
+            let opts = WalkOptions {
+                paths,
+                ignore_files: false,
+                binary: false,
+                max_file_size: Some(64 << 20),
+                threads: 2,
+                ignored_secret_files: true,
+            };
+            outcome = outcome.merge(s.scanner.paths(&opts, &print_warning));
+        }
+    }
+    s.deliver(outcome, r)
+}
+
+/// The hook `install-hook` writes. It prefers the binary that installed it and falls back to
+/// `leakhound` on PATH if that one has moved.
+fn hook_script(exe: &str) -> String {
+    let quoted = format!("'{}'", exe.replace('\'', r"'\''"));
+    format!(
+        "#!/bin/sh\n\
+         # Installed by `leakhound install-hook`: blocks commits that add secrets.\n\
+         # Mark a false positive with `leakhound:allow` on its line.\n\
+         LEAKHOUND={quoted}\n\
+         [ -x \"$LEAKHOUND\" ] || LEAKHOUND=leakhound\n\
+         exec \"$LEAKHOUND\" git --staged\n"
+    )
+}
+
+pub fn install_hook(repo: Option<&Path>, force: bool) -> Result<i32> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = repo.unwrap_or(Path::new("."));
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--git-path", "hooks/pre-commit"])
+        .output()
+        .context("running git")?;
+    if !out.status.success() {
+        bail!(
+            "{}: not a git repository: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    // `--git-path` answers relative to the directory git ran in, and honours core.hooksPath.
+    let hook = dir.join(String::from_utf8_lossy(&out.stdout).trim());
+    let exe = std::env::current_exe().context("locating the leakhound binary")?;
+    let script = hook_script(&exe.to_string_lossy());
+    match std::fs::read(&hook) {
+        Ok(existing) if existing == script.as_bytes() => {
+            eprintln!("leakhound: {} is already installed", hook.display());
+            return Ok(EXIT_CLEAN);
+        }
+        Ok(_) if !force => bail!(
+            "{} exists; not replacing it (use --force, or call `leakhound git --staged` from it)",
+            hook.display()
+        ),
+        _ => {}
+    }
+    if let Some(parent) = hook.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("{}", parent.display()))?;
+    }
+    // Write beside it and rename: a hook is never seen half-written.
+    let tmp = hook.with_extension("leakhound-tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o755)
+        .open(&tmp)
+        .with_context(|| format!("{}", tmp.display()))?;
+    f.write_all(script.as_bytes())
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("{}", tmp.display()))?;
+    std::fs::rename(&tmp, &hook).with_context(|| format!("{}", hook.display()))?;
+    eprintln!("leakhound: installed {}", hook.display());
+    Ok(EXIT_CLEAN)
+}

@@ -1,0 +1,264 @@
+//! What every reporting command sets up the same way: the operator's config, the rule set,
+//! the scanner, the output, a progress line, and the hand-over to [`crate::deliver`].
+
+use super::args::{ColorChoice, FormatArg, ReportArgs, RulesArgs};
+use crate::deliver::Delivery;
+use crate::engine::Engine;
+use crate::model::Warning;
+use crate::policy::{self, Config, Policy};
+use crate::report::{printable, HumanOptions};
+use crate::respond::{Audit, Hook};
+use crate::rules;
+use crate::scan::{Outcome, Scanner};
+use anyhow::{bail, Context as _, Result};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Duration;
+
+/// The operator's config (see [`Config::find`]), its name, and the fingerprint key in use.
+pub fn config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, String)> {
+    let found = Config::find(explicit, scanned)?;
+    if let Some(note) = &found.note {
+        eprintln!("leakhound: note: {note}");
+    }
+    use_fingerprint_key(&found.config)?;
+    Ok((found.config, found.name))
+}
+
+/// The rule set: built-ins plus the operator's files, minus disabled rules.
+pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
+    let mut set = rules::builtin();
+    set.extend(rules::load_files(&cfg.rules.files)?);
+    set.extend(rules::load_files(extra)?);
+    rules::disable(&mut set, &cfg.rules.disable).context("rules.disable")?;
+    if let Some(e) = crate::validate::check_rules(&set).first() {
+        bail!("{e}");
+    }
+    let engine = Engine::new(set)?;
+    // The built-in rules are checked by the test suite; an operator's are checked here, so a
+    // rule that cannot find its own examples fails loudly instead of finding nothing.
+    let failures = crate::engine::check(&engine, |r| !rules::is_builtin(r));
+    if let Some(f) = failures.first() {
+        bail!(
+            "{f} ({} rule check(s) failed; see `leakhound rules check`)",
+            failures.len()
+        );
+    }
+    Ok(engine)
+}
+
+/// The engine for a command that masks rather than reports (filter, run, redact-notebook).
+pub fn masking_engine(r: &RulesArgs) -> Result<Engine> {
+    let (cfg, _) = config(r.config.as_deref(), &[])?;
+    Ok(engine(&cfg, &r.rule_files)?.without_companions())
+}
+
+/// Make every fingerprint of this run with the operator's key (see `policy::fingerprint_key`).
+fn use_fingerprint_key(cfg: &Config) -> Result<()> {
+    let (key, source) = policy::fingerprint_key(cfg)?;
+    if let policy::KeySource::Ephemeral(why) = &source {
+        eprintln!(
+            "leakhound: note: no fingerprint key could be kept ({why}); fingerprints will differ \
+             from run to run. Set {} to keep them stable.",
+            policy::FINGERPRINT_KEY_VAR
+        );
+        return Ok(());
+    }
+    if !crate::model::set_fingerprint_key(&key) {
+        bail!("the fingerprint key changed during the run");
+    }
+    Ok(())
+}
+
+/// A reporting command's run: the scanner, what to do after the scan, and the report's
+/// output, opened before any work so a bad `-o` fails fast.
+pub struct Session {
+    pub scanner: Scanner,
+    hooks: Vec<Hook>,
+    canaries: Vec<String>,
+    pub out: Output,
+}
+
+impl Session {
+    /// From the operator's config (allowlists, rules, hooks) and the report flags.
+    pub fn new(r: &ReportArgs, scanned: &[PathBuf]) -> Result<Session> {
+        let (cfg, cfg_name) = config(r.rules.config.as_deref(), scanned)?;
+        let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
+        if let Some(b) = &r.baseline {
+            policy = policy.with_baseline(policy::read_baseline(b)?);
+        }
+        let hooks = cfg
+            .hooks
+            .iter()
+            .map(|h| Hook::new(h, &cfg.dir))
+            .collect::<Result<Vec<_>, _>>()
+            .with_context(|| cfg_name.clone())?;
+        let scanner = Scanner::new(engine(&cfg, &r.rules.rule_files)?, policy);
+        Ok(Session {
+            scanner,
+            hooks,
+            canaries: cfg.validate.canary_accounts.clone(),
+            out: open_output(r.output.as_deref(), r.show_secrets)?,
+        })
+    }
+
+    /// Run `scan` with a progress line on a terminal.
+    pub fn scan<T>(&self, r: &ReportArgs, scan: impl FnOnce(&Scanner) -> T) -> T {
+        with_progress(&self.scanner, r.format, || scan(&self.scanner))
+    }
+
+    /// Hand the outcome to the stages after the scan; the exit code.
+    pub fn deliver(mut self, o: Outcome, r: &ReportArgs) -> Result<i32> {
+        let audit = Audit::open(r.audit_log.as_deref()).with_context(|| {
+            format!(
+                "--audit-log {}",
+                r.audit_log.as_deref().unwrap_or(Path::new("")).display()
+            )
+        })?;
+        let mut validation = crate::validate::Options::from_env();
+        validation.canaries.extend(self.canaries.iter().cloned());
+        let color = match r.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                self.out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        let delivery = Delivery {
+            validate: r.validate,
+            validation,
+            hooks: &self.hooks,
+            audit,
+            fail_on: r.fail_on.into(),
+            format: r.format.into(),
+            human: HumanOptions { color },
+            show_secrets: r.show_secrets,
+        };
+        let mut baseline = match &r.write_baseline {
+            Some(p) => Some((open_output(Some(p), false)?, p)),
+            None => None,
+        };
+        let rules = self.scanner.engine().rules();
+        let done = crate::deliver::deliver(
+            o,
+            rules,
+            delivery,
+            self.out.writer(),
+            baseline.as_mut().map(|(b, _)| b.writer()),
+        )
+        .context("writing the report")?;
+        if let Some((mut b, p)) = baseline {
+            b.writer()
+                .flush()
+                .with_context(|| format!("writing the baseline {}", p.display()))?;
+        }
+        if !done.validated.is_empty() {
+            let n: usize = done.validated.values().sum();
+            let parts: Vec<String> = done
+                .validated
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect();
+            eprintln!(
+                "leakhound: validated {n} credential set(s): {}",
+                parts.join(", ")
+            );
+        }
+        Ok(done.code)
+    }
+}
+
+/// Per-input problems go to stderr as they happen (and into the report).
+pub fn print_warning(w: &Warning) {
+    eprintln!(
+        "leakhound: warning: {}: {}",
+        printable(&w.path),
+        printable(&w.message)
+    )
+}
+
+/// A progress line on stderr while a long scan runs, only when stderr is a terminal.
+fn with_progress<T>(scanner: &Scanner, format: FormatArg, f: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() || format != FormatArg::Human {
+        return f();
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut waited = Duration::ZERO;
+            let tick = Duration::from_millis(200);
+            let mut shown = false;
+            while !done.load(Relaxed) {
+                std::thread::sleep(tick);
+                waited += tick;
+                if waited >= Duration::from_secs(1) {
+                    let p = &scanner.progress;
+                    eprint!(
+                        "\r\x1b[Kscanning: {} files, {}, {} findings",
+                        p.files.load(Relaxed),
+                        crate::model::human_bytes(p.bytes.load(Relaxed)),
+                        p.findings.load(Relaxed)
+                    );
+                    shown = true;
+                }
+            }
+            if shown {
+                eprint!("\r\x1b[K");
+            }
+        });
+        let r = f();
+        done.store(true, Relaxed);
+        r
+    })
+}
+
+/// Standard output or a file opened safely.
+pub enum Output {
+    Stdout(std::io::Stdout),
+    File(std::io::BufWriter<std::fs::File>),
+}
+
+impl Output {
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(s) => s,
+            Output::File(f) => f,
+        }
+    }
+
+    fn is_terminal(&self) -> bool {
+        matches!(self, Output::Stdout(s) if s.is_terminal())
+    }
+}
+
+/// Open `-o PATH`: a regular file is replaced, a new one created; a symlink, FIFO, device or
+/// directory is refused rather than written through. Revealed reports are created 0600.
+pub fn open_output(path: Option<&Path>, secret: bool) -> Result<Output> {
+    let Some(path) = path else {
+        return Ok(Output::Stdout(std::io::stdout()));
+    };
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.file_type().is_file() {
+            bail!(
+                "{}: refusing to write: not a regular file (symlink, FIFO, device or directory)",
+                path.display()
+            );
+        }
+    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(if secret { 0o600 } else { 0o644 })
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("{}: cannot open for writing", path.display()))?;
+    if secret {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("{}: cannot restrict permissions", path.display()))?;
+    }
+    Ok(Output::File(std::io::BufWriter::new(f)))
+}

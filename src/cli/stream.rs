@@ -1,0 +1,91 @@
+//! The commands that mask rather than report: `filter`, `run`, `redact-notebook`.
+
+use super::args::{FilterArgs, RulesArgs};
+use super::setup::{masking_engine, open_output, Output};
+use super::EXIT_CLEAN;
+use anyhow::{Context as _, Result};
+use std::path::Path;
+use std::time::Duration;
+
+/// Findings from a filter: a JSONL report and/or notices on stderr. The secret is never
+/// written: reports are always redacted.
+struct FilterSink {
+    report: Option<std::sync::Mutex<Output>>,
+    notify: bool,
+}
+
+impl crate::filter::Sink for FilterSink {
+    fn finding(&self, f: &crate::model::Finding) {
+        if self.notify {
+            eprintln!(
+                "leakhound: masked {} in {} at line {}",
+                f.rule_id,
+                f.path(),
+                f.line
+            );
+        }
+        if let Some(r) = &self.report {
+            let mut out = r.lock().unwrap_or_else(|e| e.into_inner());
+            let w = out.writer();
+            let _ = serde_json::to_writer(&mut *w, &f.to_json(false))
+                .map_err(std::io::Error::from)
+                .and_then(|_| writeln!(w))
+                .and_then(|_| w.flush());
+        }
+    }
+}
+
+/// `filter` (no command) and `run` (a command).
+pub fn filter(a: &FilterArgs, cmd: Option<&[String]>) -> Result<i32> {
+    let engine = masking_engine(&a.rules)?;
+    let report = match &a.report {
+        Some(p) => Some(std::sync::Mutex::new(open_output(Some(p), false)?)),
+        None => None,
+    };
+    let sink = FilterSink {
+        report,
+        notify: a.notify,
+    };
+    let idle = Duration::from_millis(a.idle_ms);
+    match cmd {
+        None => {
+            crate::filter::pump(
+                &engine,
+                "stdin",
+                std::io::stdin(),
+                &mut std::io::stdout(),
+                idle,
+                &sink,
+            )
+            .context("filter stopped; held output was withheld")?;
+            Ok(EXIT_CLEAN)
+        }
+        Some(cmd) => {
+            let status = crate::filter::run(&engine, cmd, idle, &sink)
+                .with_context(|| format!("running {:?}", cmd[0]))?;
+            use std::os::unix::process::ExitStatusExt;
+            Ok(status
+                .code()
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+        }
+    }
+}
+
+pub fn redact_notebook(input: &Path, output: Option<&Path>, rules: &RulesArgs) -> Result<i32> {
+    let engine = masking_engine(rules)?;
+    let raw = std::fs::read(input).with_context(|| format!("{}", input.display()))?;
+    let (masked, n, valid) = crate::filter::redact_notebook(&engine, &raw);
+    if !valid {
+        eprintln!(
+            "leakhound: warning: {}: not valid JSON; masked as plain text",
+            input.display()
+        );
+    }
+    let mut out = open_output(output, false)?;
+    out.writer()
+        .write_all(&masked)
+        .and_then(|_| out.writer().flush())
+        .context("writing the redacted notebook")?;
+    eprintln!("leakhound: {n} secret(s) masked");
+    Ok(EXIT_CLEAN)
+}

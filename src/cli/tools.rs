@@ -1,0 +1,148 @@
+//! The commands around scans: `validate REPORT`, `rules`, `completions`, `man`.
+
+use super::args::ListFormat;
+use super::setup::{config, engine, open_output};
+use super::EXIT_CLEAN;
+use crate::deliver::FailOn;
+use crate::engine::Engine;
+use crate::policy::{Config, Policy};
+use crate::rules;
+use crate::scan::Scanner;
+use anyhow::{bail, Context as _, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `validate REPORT`: see [`crate::deliver::revalidate`].
+pub fn validate_report(
+    path: &Path,
+    output: Option<&Path>,
+    show: bool,
+    fail_on: FailOn,
+    audit_log: Option<&Path>,
+) -> Result<i32> {
+    config(None, &[])?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let mut audit =
+        crate::respond::Audit::open(audit_log).with_context(|| "--audit-log".to_string())?;
+    let masker = if show {
+        None
+    } else {
+        Some(Scanner::new(
+            engine(&Config::default(), &[])?,
+            Policy::default(),
+        ))
+    };
+    let opts = crate::validate::Options::from_env();
+    let done = crate::deliver::revalidate(
+        &text,
+        &rules::builtin(),
+        masker.as_ref(),
+        &opts,
+        &mut audit,
+        fail_on,
+    )
+    .map_err(|e| anyhow::anyhow!("{}:{}: not a JSON finding", path.display(), e.line))?;
+    let mut out = open_output(output, show)?;
+    let w = out.writer();
+    for v in &done.lines {
+        writeln!(w, "{v}").context("writing the report")?;
+    }
+    w.flush().context("writing the report")?;
+    Ok(done.code)
+}
+
+pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {
+    let engine = engine(&Config::default(), extra)?;
+    let mut out = std::io::stdout().lock();
+    let r = (|| -> std::io::Result<()> {
+        match format {
+            ListFormat::Human => {
+                for r in engine.rules() {
+                    writeln!(out, "{:<44} {}", r.id, r.name)?;
+                }
+            }
+            ListFormat::Json => {
+                let v: Vec<_> = engine
+                    .rules()
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "id": r.id, "name": r.name, "description": r.description,
+                            "keywords": r.keywords, "pattern": r.pattern, "entropy": r.entropy,
+                            "generic": r.generic, "public": r.public, "origin": r.origin,
+                        })
+                    })
+                    .collect();
+                serde_json::to_writer_pretty(&mut out, &v)?;
+                writeln!(out)?;
+            }
+        }
+        out.flush()
+    })();
+    r.context("writing the rule list")?;
+    Ok(EXIT_CLEAN)
+}
+
+pub fn check_rules(files: &[PathBuf]) -> Result<i32> {
+    let set = if files.is_empty() {
+        rules::builtin()
+    } else {
+        rules::load_files(files)?
+    };
+    let n = set.len();
+    let unknown = crate::validate::check_rules(&set);
+    let engine = Engine::new(set)?;
+    let failures: Vec<String> = crate::engine::check(&engine, |_| true)
+        .iter()
+        .map(|f| f.to_string())
+        .chain(unknown)
+        .collect();
+    for f in &failures {
+        eprintln!("leakhound: {f}");
+    }
+    if failures.is_empty() {
+        println!("{n} rules: every example found, no negative matched");
+        Ok(EXIT_CLEAN)
+    } else {
+        bail!("{} of {n} rules failed their checks", failures.len())
+    }
+}
+
+/// A completion script for `shell`, generated from the clap definition.
+pub fn completions(shell: clap_complete::Shell) -> Result<i32> {
+    let mut cmd = super::command();
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut cmd, "leakhound", &mut out);
+    out.flush().context("writing the completion script")?;
+    Ok(EXIT_CLEAN)
+}
+
+/// The manual page (roff), generated from the clap definition: the command, then each
+/// subcommand with its options.
+pub fn man() -> Result<i32> {
+    let cmd = super::command();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd.clone())
+        .render(&mut page)
+        .context("rendering the manual page")?;
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let about = sub.get_long_about().or(sub.get_about());
+        let about = about.map(|a| a.to_string()).unwrap_or_default();
+        // roff: a leading dot or quote would be read as a request.
+        let about = about.replace('\\', "\\\\").replace("\n.", "\n\\&.");
+        writeln!(
+            page,
+            ".SH \"LEAKHOUND {}\"\n{about}",
+            sub.get_name().to_uppercase()
+        )
+        .context("rendering the manual page")?;
+        clap_mangen::Man::new(sub.clone())
+            .render_options_section(&mut page)
+            .context("rendering the manual page")?;
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(&page)
+        .and_then(|_| out.flush())
+        .context("writing the manual page")?;
+    Ok(EXIT_CLEAN)
+}

@@ -1,0 +1,144 @@
+//! The stage after the scan, over an owned outcome: validate -> respond (hooks) -> audit ->
+//! write -> baseline -> exit code. The CLI gathers the settings and calls [`deliver`]; the
+//! exit-code rule is [`exit_code`], and nowhere else.
+
+mod revalidate;
+
+pub use revalidate::{revalidate, Revalidated};
+
+use crate::model::{Finding, Status};
+use crate::report::{self, Format, HumanOptions, Report};
+use crate::respond::{Audit, Hook};
+use crate::rules::Rule;
+use crate::scan::Outcome;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// No findings (or none that fail the run).
+pub const EXIT_CLEAN: i32 = 0;
+/// Findings that fail the run.
+pub const EXIT_FINDINGS: i32 = 1;
+/// An error, or an input named by the operator that could not be read.
+pub const EXIT_ERROR: i32 = 2;
+
+/// What makes the exit code 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOn {
+    /// Any finding.
+    Any,
+    /// A credential validation found live.
+    Live,
+    /// Nothing.
+    None,
+}
+
+impl FailOn {
+    /// Whether findings with these validation statuses (`None`: not validated) fail the run.
+    pub fn fails(self, statuses: impl IntoIterator<Item = Option<Status>>) -> bool {
+        let mut statuses = statuses.into_iter();
+        match self {
+            FailOn::Any => statuses.next().is_some(),
+            FailOn::Live => statuses.any(|s| s == Some(Status::Live)),
+            FailOn::None => false,
+        }
+    }
+}
+
+/// The exit code: an unreadable input named by the operator fails the run whatever was found
+/// (2); then findings that `fail_on` counts, given their validation statuses (1); else 0.
+pub fn exit_code(
+    fail_on: FailOn,
+    statuses: impl IntoIterator<Item = Option<Status>>,
+    failed_inputs: u64,
+) -> i32 {
+    if failed_inputs > 0 {
+        EXIT_ERROR
+    } else if fail_on.fails(statuses) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_CLEAN
+    }
+}
+
+/// Each finding's validation status, as [`exit_code`] takes them.
+pub fn statuses(findings: &[Finding]) -> impl Iterator<Item = Option<Status>> + '_ {
+    findings
+        .iter()
+        .map(|f| f.validation.as_ref().map(|v| v.status))
+}
+
+/// How to deliver an outcome.
+pub struct Delivery<'a> {
+    /// Check credentials with their validators (also when `fail_on` is `Live`).
+    pub validate: bool,
+    pub validation: crate::validate::Options,
+    pub hooks: &'a [Hook],
+    pub audit: Audit,
+    pub fail_on: FailOn,
+    pub format: Format,
+    pub human: HumanOptions,
+    pub show_secrets: bool,
+}
+
+/// What was delivered: the exit code, and how many credentials each validation status got.
+#[derive(Debug)]
+pub struct Delivered {
+    pub code: i32,
+    pub validated: BTreeMap<&'static str, usize>,
+}
+
+/// Validate, run hooks, audit, write the report to `out` and the baseline (every finding,
+/// suppressed ones included) to `baseline`, and pick the exit code.
+pub fn deliver(
+    mut o: Outcome,
+    rules: &[Rule],
+    mut d: Delivery<'_>,
+    out: &mut dyn Write,
+    baseline: Option<&mut dyn Write>,
+) -> std::io::Result<Delivered> {
+    let mut validated = BTreeMap::new();
+    if d.validate || d.fail_on == FailOn::Live {
+        let checked = crate::validate::validate(&mut o.findings, &d.validation);
+        d.audit.validations(&checked);
+        for c in &checked {
+            *validated.entry(c.validation.status.as_str()).or_insert(0) += 1;
+        }
+    }
+    crate::respond::run_hooks(&mut o.findings, d.hooks, &d.validation, &mut d.audit);
+    let report = Report {
+        findings: &o.findings,
+        warnings: &o.warnings,
+        summary: &o.summary,
+        rules,
+        show_secrets: d.show_secrets,
+    };
+    report::write(d.format, &report, &d.human, out)?;
+    if let Some(b) = baseline {
+        let mut all: Vec<&Finding> = o.findings.iter().chain(&o.suppressed).collect();
+        all.sort_by_key(|f| (f.path(), f.start));
+        report::write_baseline(&all, b)?;
+    }
+    Ok(Delivered {
+        code: exit_code(d.fail_on, statuses(&o.findings), o.summary.failed_inputs),
+        validated,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exit_code_rule() {
+        let none: [Option<Status>; 0] = [];
+        assert!(!FailOn::Any.fails(none));
+        assert!(FailOn::Any.fails([None]));
+        assert!(!FailOn::Live.fails([None, Some(Status::Invalid)]));
+        assert!(FailOn::Live.fails([Some(Status::Unknown), Some(Status::Live)]));
+        assert!(!FailOn::None.fails([Some(Status::Live)]));
+        assert_eq!(exit_code(FailOn::None, none, 1), EXIT_ERROR);
+        assert_eq!(exit_code(FailOn::Any, [None], 2), EXIT_ERROR);
+        assert_eq!(exit_code(FailOn::Any, [None], 0), EXIT_FINDINGS);
+        assert_eq!(exit_code(FailOn::Any, none, 0), EXIT_CLEAN);
+    }
+}
