@@ -3,6 +3,7 @@
 
 use crate::deliver::FailOn;
 use crate::report::Format;
+use crate::rules::Confidence;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -336,6 +337,29 @@ pub struct ReportArgs {
     /// Append one JSON line per validation and per hook run to FILE (never a secret).
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
+    /// Report only findings at least this sure: `high` (a provider format with a fixed
+    /// prefix, a checksum or a paired structure), `medium`, `low` (a generic value known by
+    /// its context alone). Fewer are left out than counted: the summary says how many.
+    #[arg(long, value_enum, default_value_t = ConfidenceArg::Low)]
+    pub min_confidence: ConfidenceArg,
+}
+
+/// `--min-confidence`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfidenceArg {
+    Low,
+    Medium,
+    High,
+}
+
+impl From<ConfidenceArg> for Confidence {
+    fn from(c: ConfidenceArg) -> Confidence {
+        match c {
+            ConfidenceArg::Low => Confidence::Low,
+            ConfidenceArg::Medium => Confidence::Medium,
+            ConfidenceArg::High => Confidence::High,
+        }
+    }
 }
 
 impl ReportArgs {

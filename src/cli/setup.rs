@@ -134,6 +134,7 @@ impl Session {
             format: r.format.into(),
             human: HumanOptions { color },
             show_secrets: r.show_secrets,
+            min_confidence: r.min_confidence.into(),
         };
         let mut baseline = match &r.write_baseline {
             Some(p) => Some((open_output(Some(p), false)?, p)),

@@ -6,7 +6,7 @@ mod revalidate;
 
 pub use revalidate::{revalidate, Revalidated};
 
-use crate::model::{Finding, Status};
+use crate::model::{Confidence, Finding, Status};
 use crate::report::{self, Format, HumanOptions, Report};
 use crate::respond::{Audit, Hook};
 use crate::rules::Rule;
@@ -78,6 +78,8 @@ pub struct Delivery<'a> {
     pub format: Format,
     pub human: HumanOptions,
     pub show_secrets: bool,
+    /// Findings less sure than this are left out of the report (and counted).
+    pub min_confidence: Confidence,
 }
 
 /// What was delivered: the exit code, and how many credentials each validation status got.
@@ -96,6 +98,10 @@ pub fn deliver(
     out: &mut dyn Write,
     baseline: Option<&mut dyn Write>,
 ) -> std::io::Result<Delivered> {
+    let before = o.findings.len();
+    o.findings.retain(|f| f.confidence >= d.min_confidence);
+    o.summary.below_confidence = (before - o.findings.len()) as u64;
+    o.summary.findings = o.findings.len() as u64;
     let mut validated = BTreeMap::new();
     if d.validate || d.fail_on == FailOn::Live {
         let checked = crate::validate::validate(&mut o.findings, &d.validation);

@@ -2,6 +2,7 @@
 //! example keys, placeholders, low entropy, bad checksums, and, for generic assignment rules,
 //! variable references, hashes, uuids and paths.
 
+use super::Match;
 use crate::rules::{Checksum, Rule};
 use aho_corasick::AhoCorasick;
 use base64::Engine as _;
@@ -22,10 +23,29 @@ fn contains_any(
     .is_match(hay)
 }
 
-/// Whether a match survives the filters. `key` is the matched text before the secret (a
-/// variable name and an assignment sign, for context rules).
-pub(super) fn keep(rule: &Rule, key: &[u8], secret: &[u8]) -> bool {
-    if is_documentation_example(secret) || (!rule.public && is_placeholder(secret)) {
+/// Whether match `m` of `rule` in `hay` survives the filters.
+pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
+    let secret = &hay[m.span()];
+    // The matched text before the secret: a variable name and an assignment sign, for
+    // context rules.
+    let key = &hay[m.match_start..m.start];
+    if is_documentation_example(secret) {
+        return false;
+    }
+    // Identifiers (AWS key ids) are not checked for placeholder words, which a random id can
+    // hold, only for filler: `AKIAXXXXXXXXXXXXXXXX`.
+    let filler = if rule.public {
+        is_filler_id(secret)
+    } else {
+        is_placeholder(secret)
+    };
+    if filler {
+        return false;
+    }
+    if rule.literal && !is_literal(hay, m) {
+        return false;
+    }
+    if rule.words && made_of_words(secret) {
         return false;
     }
     if let Some(min) = rule.entropy {
@@ -129,8 +149,30 @@ fn is_placeholder(secret: &[u8]) -> bool {
     if contains_any(&WORDS, PLACEHOLDER_WORDS, secret) {
         return true;
     }
-    // Runs of one character (`aaaaaaaa`, `00000000`) and strings of very few distinct bytes.
-    // Only short values: long structured secrets (an OpenSSH key's `AAAAAAAA`) have runs.
+    is_filler(secret)
+}
+
+/// An identifier that is filler, not an id: `AKIAXXXXXXXXXXXXXXXX`, `AKIA0000000000000000`.
+/// Real ids are random, so few distinct characters or a long run of one mean a placeholder.
+fn is_filler_id(id: &[u8]) -> bool {
+    let mut seen = [false; 256];
+    let (mut distinct, mut run, mut longest) = (0, 0, 0);
+    let mut last = None;
+    for &b in id {
+        if !seen[b as usize] {
+            seen[b as usize] = true;
+            distinct += 1;
+        }
+        run = if last == Some(b) { run + 1 } else { 1 };
+        longest = longest.max(run);
+        last = Some(b);
+    }
+    id.len() >= 12 && (distinct <= 5 || longest >= 12)
+}
+
+/// Runs of one character (`aaaaaaaa`, `XXXXXXXX`) and strings of very few distinct bytes.
+/// Only short values: long structured secrets (an OpenSSH key's `AAAAAAAA`) have runs.
+fn is_filler(secret: &[u8]) -> bool {
     if secret.len() > 128 {
         return false;
     }
@@ -292,6 +334,193 @@ fn is_uuid(s: &[u8]) -> bool {
         })
 }
 
+/// Whether match `m` is a literal value (see `Rule::literal`): a quoted string with the same
+/// quote on both sides, or an unquoted value that is the rest of a `KEY=VALUE` /
+/// `key: value` line or of a `--flag=value`, perhaps followed by a comment.
+fn is_literal(hay: &[u8], m: &Match) -> bool {
+    let before = m.start.checked_sub(1).map(|i| hay[i]);
+    let after = hay.get(m.end).copied();
+    if let Some(q @ (b'"' | b'\'' | b'`')) = before {
+        return after == Some(q);
+    }
+    let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
+    let head = &hay[line_start..m.start];
+    // A value that ends the line (or a comment follows): `token = abc.def(x)` is a call and
+    // `key: self.key,` a field, neither ends there.
+    let line_end = memchr::memchr(b'\n', &hay[m.end..]).map_or(hay.len(), |p| m.end + p);
+    let rest = hay[m.end..line_end].trim_ascii();
+    if (rest.is_empty() || rest.starts_with(b"#") || rest.starts_with(b";"))
+        && (config_key(head) || flag(head))
+    {
+        return true;
+    }
+    // A `key=value` pair of a log line (`login user=bob password=… host=db`), or a flag
+    // (`--token=… https://…`): the key is a word of its own, the value ends at a space.
+    // Keyword arguments in code are followed by `,` or `)` and preceded by `(`.
+    let spaced = after.is_none_or(|b| b.is_ascii_whitespace());
+    spaced && (logfmt_key(head) || flag(head))
+}
+
+/// `head` ends with a `key=` (or `key:`) that is a word of its own: `… password=`.
+fn logfmt_key(head: &[u8]) -> bool {
+    let last = head
+        .rsplit(|b| b.is_ascii_whitespace())
+        .next()
+        .unwrap_or(head);
+    let Some((&sign, key)) = last.split_last() else {
+        return false;
+    };
+    matches!(sign, b'=' | b':')
+        && !key.is_empty()
+        && key
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(b))
+}
+
+/// `head` is what precedes a value on a config line: indentation, a YAML `- `, `export` and
+/// the like, a key, an assignment sign.
+fn config_key(head: &[u8]) -> bool {
+    let mut s = head.trim_ascii_start();
+    if let Some(r) = s.strip_prefix(b"- ") {
+        s = r.trim_ascii_start();
+    }
+    for word in ["export ", "declare -x ", "set ", "setx ", "env ", "arg "] {
+        if s.len() > word.len() && s[..word.len()].eq_ignore_ascii_case(word.as_bytes()) {
+            s = s[word.len()..].trim_ascii_start();
+            break;
+        }
+    }
+    let key = s
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || b"_.-[]\"'".contains(b))
+        .count();
+    key > 0 && matches!(s[key..].trim_ascii(), b"=" | b":" | b":=" | b"=>")
+}
+
+/// `head` ends with a command-line flag and its `=`: `curl --token=`, `-p=`.
+fn flag(head: &[u8]) -> bool {
+    let last = head
+        .rsplit(|b| b.is_ascii_whitespace())
+        .next()
+        .unwrap_or(head);
+    last.starts_with(b"-") && last.ends_with(b"=") && last.len() > 2
+}
+
+/// The words of [`made_of_words`]: frequent English words and the words of code.
+fn dictionary() -> &'static std::collections::HashSet<&'static str> {
+    static WORDS: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        include_str!("words.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .collect()
+    })
+}
+
+/// Two-letter parts common in identifiers.
+const SHORT_WORDS: &[&str] = &[
+    "id", "db", "io", "ui", "os", "ok", "to", "by", "of", "in", "on", "at", "is", "no", "up", "pk",
+    "sk", "my", "fs", "js", "py", "rs", "go", "tx", "rx", "ip", "vm", "ci", "cd",
+];
+
+/// Whether `s` (a lowercase run of letters) splits into dictionary words of 3 letters or
+/// more: `keychain`, `correcthorse`.
+fn segments(s: &str) -> bool {
+    let words = dictionary();
+    let n = s.len();
+    if n > 64 {
+        return false;
+    }
+    let mut ok = vec![false; n + 1];
+    ok[0] = true;
+    for end in 3..=n {
+        ok[end] = (3..=end.min(24)).any(|len| ok[end - len] && words.contains(&s[end - len..end]));
+    }
+    ok[n]
+}
+
+/// An identifier made of words, not a secret: `TKTokenKeychainItem`,
+/// `_EllipticCurvePrivateKey`, `session_token_utilization`, `AccessKeysPerUserQuota`. The
+/// value splits at `_`, `-`, `.`, case changes and digits; every part of letters must be a
+/// word (or split into words), an acronym of up to 5 capitals, or a common two-letter part;
+/// there are at least two words, and at most one short number.
+fn made_of_words(s: &[u8]) -> bool {
+    if s.is_empty()
+        || !s
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(b))
+    {
+        return false;
+    }
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for piece in s.split(|b| b"_-.".contains(b)).filter(|p| !p.is_empty()) {
+        let mut start = 0;
+        for i in 1..piece.len() {
+            let (a, b) = (piece[i - 1], piece[i]);
+            let next_lower = piece.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let boundary = (a.is_ascii_lowercase() && b.is_ascii_uppercase())
+                || (a.is_ascii_digit() != b.is_ascii_digit())
+                // `HTTPServer`: the last capital of a run starts the next word.
+                || (a.is_ascii_uppercase() && b.is_ascii_uppercase() && next_lower);
+            if boundary {
+                parts.push(&piece[start..i]);
+                start = i;
+            }
+        }
+        parts.push(&piece[start..]);
+    }
+    let (mut words, mut numbers, mut singles, mut unknown) = (0, 0, 0, 0);
+    for p in parts {
+        if p[0].is_ascii_digit() {
+            numbers += 1;
+            if numbers > 1 || p.len() > 4 {
+                return false;
+            }
+            continue;
+        }
+        let lower = String::from_utf8_lossy(p).to_ascii_lowercase();
+        if p.len() == 1 {
+            singles += 1;
+            if singles > 1 {
+                return false;
+            }
+        } else if p.len() == 2 {
+            if !SHORT_WORDS.contains(&lower.as_str()) && !p.iter().all(u8::is_ascii_uppercase) {
+                return false;
+            }
+        } else if p.iter().all(u8::is_ascii_uppercase) && p.len() <= 5 {
+            // An acronym (`TK`, `HTTP`), or a word in capitals.
+            if segments(&lower) {
+                words += 1;
+            }
+        } else if segments(&lower) {
+            words += 1 + usize::from(p.len() >= 8 && !dictionary().contains(lower.as_str()));
+        } else if wordlike(&lower) {
+            // A rarer word (`Elliptic`): one is allowed among known ones.
+            unknown += 1;
+            if unknown > 1 {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    }
+    words >= 2
+}
+
+/// A run of letters shaped like a word: vowels in it, and no long consonant clusters.
+fn wordlike(s: &str) -> bool {
+    let vowel = |c: u8| b"aeiouy".contains(&c);
+    let b = s.as_bytes();
+    let vowels = b.iter().filter(|&&c| vowel(c)).count();
+    let mut run = 0;
+    let clustered = b.iter().any(|&c| {
+        run = if vowel(c) { 0 } else { run + 1 };
+        run >= 4
+    });
+    (4..=14).contains(&b.len()) && vowels * 4 >= b.len() && !clustered
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +572,77 @@ mod tests {
         assert!(generic_reject(b"password = ", b"correcthorsebattery"));
         assert!(generic_reject(b"token_count: \"", b"token_count-415"));
         assert!(!generic_reject(b"password = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
+    }
+
+    #[test]
+    fn identifiers_made_of_words() {
+        for w in [
+            "TKTokenKeychainItem",
+            "_EllipticCurvePrivateKey",
+            "session_token_utilization",
+            "AccessKeysPerUserQuota",
+            "ConnectionTrafficSecrets",
+            "HTTPPasswordMgr",
+            "refresh_token_v2",
+            "correcthorse_battery",
+        ] {
+            assert!(made_of_words(w.as_bytes()), "{w}");
+        }
+        for s in [
+            "kGqWwoT31YwsOmV5F6NA9vzSB8iEZXoCMnBDAFel",
+            "t94Dmgl0KwpJETZkIuS65iIXCxkT38Q0",
+            "Summer2024!",
+            "hqmfxzplwkrtvbnc",
+            "Token",
+            "sJwvAEMcfIOjGppiJfn810381-XeGyKwHUjU",
+        ] {
+            assert!(!made_of_words(s.as_bytes()), "{s}");
+        }
+    }
+
+    #[test]
+    fn literals_in_code_and_config() {
+        let lit = |line: &str, secret: &str| {
+            let start = line.find(secret).unwrap();
+            let m = Match {
+                start,
+                end: start + secret.len(),
+                rule: 0,
+                match_start: 0,
+                match_end: start + secret.len(),
+            };
+            is_literal(line.as_bytes(), &m)
+        };
+        assert!(lit("token = \"q8Vz3LmT0pWx9RkJ\"", "q8Vz3LmT0pWx9RkJ"));
+        assert!(lit(
+            "  password: q8Vz3LmT0pWx9RkJ # prod",
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(lit("export API_TOKEN=q8Vz3LmT0pWx9RkJ", "q8Vz3LmT0pWx9RkJ"));
+        assert!(lit("- DB_PASSWORD=q8Vz3LmT0pWx9RkJ", "q8Vz3LmT0pWx9RkJ"));
+        assert!(lit(
+            "curl --token=q8Vz3LmT0pWx9RkJ https://x",
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(lit(
+            "login user=bob password=q8Vz3LmT0pWx9RkJ host=db",
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(!lit(
+            "connect(host, password=q8Vz3LmT0pWx9RkJ)",
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(!lit("f(password=q8Vz3LmT0pWx9RkJ, x)", "q8Vz3LmT0pWx9RkJ"));
+        assert!(lit("curl --token=q8Vz3LmT0pWx9RkJ", "q8Vz3LmT0pWx9RkJ"));
+        assert!(!lit("token = \"q8Vz3LmT0pWx9RkJ'", "q8Vz3LmT0pWx9RkJ"));
+        assert!(!lit(
+            "    or1_token: self.or1_token.clone(),",
+            "self.or1_token.clone"
+        ));
+        assert!(!lit("password = base64.b64encode(x)", "base64.b64encode"));
+        assert!(!lit(
+            "def f(password, tokenizer_name_x)",
+            "tokenizer_name_x"
+        ));
     }
 }

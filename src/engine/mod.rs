@@ -318,13 +318,7 @@ impl Engine {
     pub fn finish(&self, hay: &[u8], mut raw: Vec<Match>) -> Vec<Match> {
         raw.sort_unstable();
         raw.dedup();
-        raw.retain(|m| {
-            filters::keep(
-                &self.rules[m.rule],
-                &hay[m.match_start..m.start],
-                &hay[m.span()],
-            )
-        });
+        raw.retain(|m| filters::keep(&self.rules[m.rule], hay, m));
         // A rule that needs a companion keeps a match only with the companion close by.
         // Matches are sorted by start and no secret is longer than MAX_WINDOW, so each check
         // looks at a bounded slice found by binary search, never at every other match.

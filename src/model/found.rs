@@ -101,6 +101,7 @@ pub fn findings_masked(
         out.push(Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
+            confidence: rule.confidence(),
             provenance: provenance.clone(),
             line,
             column,

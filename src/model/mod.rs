@@ -12,6 +12,7 @@ pub use found::{findings, findings_at, findings_masked, Origin};
 pub use provenance::{Commit, Provenance};
 pub use verdict::{now_rfc3339, rfc3339, unix_now, HookRun, Status, Validation};
 
+pub use crate::rules::Confidence;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -107,6 +108,8 @@ pub struct Annotation {
 pub struct Finding {
     pub rule_id: String,
     pub rule_name: String,
+    /// How sure this is to be a secret: its rule's confidence.
+    pub confidence: Confidence,
     pub provenance: Provenance,
     /// 1-based line and column (in characters) of the secret's first byte.
     pub line: usize,
@@ -149,6 +152,7 @@ impl Finding {
         Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
+            confidence: rule.confidence(),
             provenance: Provenance::Stream {
                 name: path.to_string(),
             },
@@ -204,6 +208,7 @@ impl Finding {
         let mut v = json!({
             "rule": self.rule_id,
             "name": self.rule_name,
+            "confidence": self.confidence.as_str(),
             "path": self.path(),
             "line": self.line,
             "column": self.column,
@@ -251,6 +256,9 @@ pub struct Summary {
     pub bytes: u64,
     pub findings: u64,
     pub suppressed: u64,
+    /// Findings left out for being less sure than `--min-confidence`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub below_confidence: u64,
     pub skipped_binary: u64,
     pub skipped_large: u64,
     /// Entries (files, or whole directories) that ignore files excluded.
@@ -285,6 +293,10 @@ impl Summary {
         self.failed_inputs += o.failed_inputs;
         self.skipped.extend(o.skipped.iter().cloned());
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -35,11 +35,12 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
         }
         writeln!(
             out,
-            "  {:>9}  {}  {}  {}",
+            "  {:>9}  {}  {}  {} ({})",
             format!("{}:{}", f.line, f.column),
             st.paint("33", &f.rule_id),
             st.paint("31", &f.display_secret(r.show_secrets)),
             st.paint("2", &f.rule_name),
+            st.paint("2", f.confidence.as_str()),
         )?;
         let ctx = f.context.render(r.show_secrets);
         let ctx = ctx.trim();
@@ -155,6 +156,7 @@ fn summary_line(s: &Summary, findings: usize) -> String {
     );
     for (n, what) in [
         (s.suppressed, "suppressed"),
+        (s.below_confidence, "below --min-confidence"),
         (s.warnings, "warnings"),
         (s.skipped_binary, "binary skipped"),
         (s.skipped_large, "too large skipped"),

@@ -25,7 +25,7 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
                         "shortDescription": {"text": rule.name},
                         "fullDescription": {"text": rule.description.clone().unwrap_or_else(|| format!("{} found in the input.", rule.name))},
                         "defaultConfiguration": {"level": "error"},
-                        "properties": {"tags": ["security", "secret"], "precision": if rule.generic { "medium" } else { "high" }},
+                        "properties": {"tags": ["security", "secret"], "precision": precision(rule.confidence())},
                     }),
                 )
             })
@@ -40,6 +40,8 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
                 "ruleId": f.rule_id,
                 "ruleIndex": used[f.rule_id.as_str()],
                 "level": "error",
+                // SARIF's 0-100 relevance, so a viewer can sort high-confidence results first.
+                "rank": rank(f.confidence),
                 "message": {"text": format!("{} found: {}", f.rule_name, f.display_secret(r.show_secrets))},
                 "locations": [{
                     "physicalLocation": {
@@ -75,6 +77,23 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// SARIF's rule precision, from the rule's confidence.
+fn precision(c: crate::model::Confidence) -> &'static str {
+    match c {
+        crate::model::Confidence::High => "high",
+        crate::model::Confidence::Medium => "medium",
+        crate::model::Confidence::Low => "low",
+    }
+}
+
+fn rank(c: crate::model::Confidence) -> f64 {
+    match c {
+        crate::model::Confidence::High => 90.0,
+        crate::model::Confidence::Medium => 60.0,
+        crate::model::Confidence::Low => 30.0,
+    }
 }
 
 /// Where the finding came from beyond its file: the git commit that introduced it.

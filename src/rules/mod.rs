@@ -48,6 +48,21 @@ pub struct Rule {
     /// are (`validator = { name = "aws", part = "secret" }`).
     #[serde(default)]
     pub validator: Option<ValidatorRef>,
+    /// The value must be a literal: a quoted string (the same quote on both sides), or the
+    /// unquoted value of a `KEY=VALUE` / `key: value` line (config, env, YAML, INI,
+    /// properties, shell) or of a `--flag=value`, running to the end of the line. Never an
+    /// identifier, a member access, a call, a type or a parameter list in code.
+    #[serde(default)]
+    pub literal: bool,
+    /// Reject values made of dictionary words, as identifiers are (`TKTokenKeychainItem`,
+    /// `session_token_utilization`, `AccessKeysPerUserQuota`).
+    #[serde(default)]
+    pub words: bool,
+    /// How sure a match of this rule is to be a secret. Derived when not given: `low` for
+    /// generic rules, `high` for a checksum, a companion (`requires`) or a fixed prefix in
+    /// the secret, else `medium`.
+    #[serde(default)]
+    confidence: Option<Confidence>,
     /// Bytes searched on each side of a keyword hit, for patterns whose length is unbounded.
     #[serde(default)]
     pub window: Option<usize>,
@@ -67,6 +82,108 @@ pub enum Checksum {
     Github,
     Jwt,
     Base64Credentials,
+}
+
+/// How sure a finding is to be a secret.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Confidence {
+    /// A generic value known by its context alone (`password = "..."`).
+    Low,
+    /// A provider's secret known by its context or a loose shape.
+    Medium,
+    /// A provider format with a fixed prefix, a checksum, or a paired structure.
+    High,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+impl std::str::FromStr for Confidence {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "low" => Ok(Confidence::Low),
+            "medium" => Ok(Confidence::Medium),
+            "high" => Ok(Confidence::High),
+            _ => Err(format!("unknown confidence {s:?} (low, medium, high)")),
+        }
+    }
+}
+
+impl Rule {
+    /// The rule's confidence: as written, or derived from its shape (see the field).
+    pub fn confidence(&self) -> Confidence {
+        if let Some(c) = self.confidence {
+            return c;
+        }
+        if self.generic {
+            Confidence::Low
+        } else if self.checksum.is_some()
+            || self.requires.is_some()
+            || secret_has_fixed_prefix(&self.pattern)
+        {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        }
+    }
+}
+
+/// Whether the `secret` group of `pattern` starts with a literal of 3 bytes or more in every
+/// alternative (`ghp_…`, `(?:AKIA|ASIA)…`): the provider's own prefix, not context.
+fn secret_has_fixed_prefix(pattern: &str) -> bool {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn starts_literal(h: &Hir) -> bool {
+        match h.kind() {
+            HirKind::Literal(l) => l.0.len() >= 3,
+            HirKind::Concat(parts) => {
+                // Adjacent literals are separate nodes when a case flag splits them.
+                let mut n = 0;
+                for p in parts {
+                    match p.kind() {
+                        HirKind::Literal(l) => n += l.0.len(),
+                        _ if n > 0 => break,
+                        _ => return starts_literal(p),
+                    }
+                    if n >= 3 {
+                        return true;
+                    }
+                }
+                n >= 3
+            }
+            HirKind::Alternation(alts) => alts.iter().all(starts_literal),
+            HirKind::Capture(c) => starts_literal(&c.sub),
+            _ => false,
+        }
+    }
+    fn secret(h: &Hir) -> Option<&Hir> {
+        match h.kind() {
+            HirKind::Capture(c) if c.name.as_deref() == Some("secret") => Some(&c.sub),
+            HirKind::Capture(c) => secret(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().find_map(secret),
+            HirKind::Repetition(r) => secret(&r.sub),
+            _ => None,
+        }
+    }
+    let Ok(hir) = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+    else {
+        return false;
+    };
+    secret(&hir).is_some_and(starts_literal)
 }
 
 /// A rule's link to a validator: the validator's name and the credential part it matches.
