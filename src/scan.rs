@@ -724,6 +724,10 @@ impl Scanner {
                 path,
                 blob: change.blob.clone(),
                 commit: change.commit.as_deref().cloned(),
+                variable: None,
+                cell: None,
+                output: None,
+                field: None,
             },
             data: Data::Owned(data),
         };
@@ -778,6 +782,10 @@ impl Scanner {
                 layer_digest: layer.map(|i| img.layers[i].digest.clone()),
                 path,
                 deleted: false,
+                variable: None,
+                cell: None,
+                output: None,
+                field: None,
             };
             match image::config_fields(&img.config) {
                 Ok(fields) => {
