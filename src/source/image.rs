@@ -720,7 +720,11 @@ pub enum LayerEvent {
         path: String,
         opaque: bool,
     },
-    SkippedLarge,
+    /// A file over the size limit, not read.
+    SkippedLarge {
+        path: String,
+        size: u64,
+    },
 }
 
 /// Hashes what is read through it.
@@ -787,7 +791,7 @@ pub fn walk_layer(
         }
         let size = e.header().size().unwrap_or(0);
         if max_entry.is_some_and(|m| size > m) {
-            visit(LayerEvent::SkippedLarge);
+            visit(LayerEvent::SkippedLarge { path, size });
             continue;
         }
         let mut data = Vec::with_capacity(size.min(64 << 20) as usize);
