@@ -6,6 +6,7 @@ mod history;
 #[path = "../../corpus/synth.rs"]
 mod synth;
 
+mod admission;
 mod archive;
 mod cli;
 mod decode;
