@@ -30,7 +30,7 @@ pub const TARGETS: &[Target] = &[
 ];
 
 /// The default rules, compiled once and shared: compiling them per input would drown the
-/// fuzzer's time. The scanner caches what it has seen (and keeps notes), so it is replaced
+/// fuzzer's time. The scanner caches what it has seen, so it is replaced
 /// every so many inputs, or a long run would grow without bound.
 fn scanner() -> Arc<Scanner> {
     static S: Mutex<Option<(usize, Arc<Scanner>)>> = Mutex::new(None);

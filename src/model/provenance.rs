@@ -44,6 +44,16 @@ pub enum Provenance {
         blob: String,
         /// The commit that introduced the blob; `None` for the index (`git --staged`).
         commit: Option<Commit>,
+        /// In an env-shaped file, the variable the secret is in (as for `File`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variable: Option<String>,
+        /// In a notebook, where the secret is (as for `Notebook`): its cell, output and field.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cell: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        field: Option<String>,
     },
     /// A file in a container image's layer, or a field of its config.
     Image {
@@ -58,6 +68,16 @@ pub enum Provenance {
         /// A later layer deletes this file: it is not in the running container's filesystem,
         /// but it is still in the image.
         deleted: bool,
+        /// In an env-shaped file, the variable the secret is in (as for `File`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variable: Option<String>,
+        /// In a notebook, where the secret is (as for `Notebook`): its cell, output and field.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cell: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        field: Option<String>,
     },
 }
 
@@ -82,7 +102,26 @@ impl Provenance {
                 *path = p;
                 *variable = None;
             }
-            Provenance::Git { path, .. } | Provenance::Image { path, .. } => *path = p,
+            Provenance::Git {
+                path,
+                variable,
+                cell,
+                output,
+                field,
+                ..
+            }
+            | Provenance::Image {
+                path,
+                variable,
+                cell,
+                output,
+                field,
+                ..
+            } => {
+                // Another blob of the same origin: nothing of this one's content carries over.
+                *path = p;
+                (*variable, *cell, *output, *field) = (None, None, None, None);
+            }
             _ => {
                 return Provenance::File {
                     path: p,
@@ -91,6 +130,44 @@ impl Provenance {
             }
         }
         out
+    }
+
+    /// The variable a secret is in: of an environment, or of an env-shaped file (a `.env` on
+    /// disk, committed to git, or in an image layer). What credential pairing keys on.
+    pub fn variable(&self) -> Option<&str> {
+        match self {
+            Provenance::Env { variable, .. } => Some(variable),
+            Provenance::File { variable, .. }
+            | Provenance::Git { variable, .. }
+            | Provenance::Image { variable, .. } => variable.as_deref(),
+            Provenance::Stream { .. } | Provenance::Notebook { .. } => None,
+        }
+    }
+
+    /// Where in a notebook a secret is, as (cell, output, field): for a notebook file, and
+    /// for a notebook committed to git or in an image layer. `None` outside notebooks.
+    pub fn notebook_field(&self) -> Option<(Option<usize>, Option<usize>, &str)> {
+        match self {
+            Provenance::Notebook {
+                cell,
+                output,
+                field,
+                ..
+            } => Some((*cell, *output, field)),
+            Provenance::Git {
+                cell,
+                output,
+                field: Some(field),
+                ..
+            }
+            | Provenance::Image {
+                cell,
+                output,
+                field: Some(field),
+                ..
+            } => Some((*cell, *output, field)),
+            _ => None,
+        }
     }
 
     /// The path-like name shown in reports.

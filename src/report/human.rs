@@ -47,13 +47,8 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
         if !ctx.is_empty() {
             writeln!(out, "  {:>9}  {}", "", st.paint("2", ctx))?;
         }
-        if let crate::model::Provenance::Notebook {
-            cell,
-            output,
-            field,
-            ..
-        } = &f.provenance
-        {
+        // A notebook's field, on disk, committed to git or in an image layer.
+        if let Some((cell, output, field)) = f.provenance.notebook_field() {
             // As a JSON path into the notebook, indexes from 0 as in the JSON report.
             let mut at = match cell {
                 Some(c) => format!("cells[{c}]"),

@@ -152,8 +152,9 @@ fn read_bounded(r: impl std::io::Read) -> std::io::Result<Vec<u8>> {
 }
 
 /// Whether a file name says it holds an environment: `.env`, `*.env`, `.env.*`, `environ`.
+/// The name is what follows the last `/` or `!` (an archive entry: `a.tar.gz!environ`).
 pub fn is_env_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = path.rsplit(['/', '!']).next().unwrap_or(path);
     name == ".env" || name.ends_with(".env") || name.starts_with(".env.") || name == "environ"
 }
 

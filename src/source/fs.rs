@@ -1,8 +1,8 @@
 //! Files and directories: a parallel walk (the `ignore` crate) that honours ignore files,
 //! includes hidden files, never follows symlinks, and reads each regular file.
 //!
-//! Nothing is dropped without a word: files skipped as binary, too large or unreadable are
-//! named; entries that ignore files exclude are counted; well-known secret files (`.env`,
+//! Nothing is dropped without a word: files too large or unreadable are named; entries that
+//! ignore files exclude are counted; well-known secret files (`.env`,
 //! `*.pem`, `credentials`, ...) are read even when ignored (unless told otherwise). A file
 //! found by the walk is opened without blocking and checked after opening, so a FIFO or
 //! device swapped in after the listing is refused, never read; one named on the command line
@@ -19,8 +19,6 @@ use std::time::Duration;
 
 /// Files larger than this are not held in memory: they are read and scanned in chunks.
 pub const STREAM_AT: u64 = 64 << 20;
-/// How much of a file's start is looked at to call it binary.
-const BINARY_SNIFF: usize = 8 << 10;
 /// A pipe named on the command line: how long to wait for its next bytes.
 pub const PIPE_IDLE: Duration = Duration::from_secs(10);
 
@@ -30,7 +28,8 @@ pub struct WalkOptions {
     pub paths: Vec<PathBuf>,
     /// Honour .gitignore, .ignore and git excludes.
     pub ignore_files: bool,
-    /// Scan files that look binary (a NUL byte near the start).
+    /// Scan files that look binary (a NUL byte near the start); the scanner's admission
+    /// reads it, as it does for every source.
     pub binary: bool,
     /// Skip files larger than this; `None` for no limit.
     pub max_file_size: Option<u64>,
@@ -40,22 +39,15 @@ pub struct WalkOptions {
     pub ignored_secret_files: bool,
 }
 
-/// Why a file was not scanned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Skip {
-    Binary,
-    /// Its size, over the limit.
-    Large(u64),
-}
-
 /// What the walk met.
 pub enum Event {
     Blob(Blob),
     /// A file too large to hold, or a pipe named on the command line: scanned as it is read.
     Stream(Stream),
-    Skipped {
+    /// A file over the size limit, not read: its size.
+    TooLarge {
         path: PathBuf,
-        why: Skip,
+        size: u64,
     },
     /// Entries (files or whole directories) that ignore files excluded.
     Ignored(u64),
@@ -76,8 +68,6 @@ pub struct Stream {
     pub rest: Reader,
     /// Its size when it was opened (a regular file); it may shrink while read.
     pub size: Option<u64>,
-    /// NUL-separated text (`/proc/PID/environ`): NULs are read as line ends.
-    pub nul_text: bool,
 }
 
 /// Where the rest of a stream comes from.
@@ -365,7 +355,8 @@ pub fn open_checked(path: &Path, named: bool) -> Result<Opened, String> {
     })
 }
 
-/// Read one input into a blob (or a stream when large or a pipe), or say why not.
+/// Read one input into a blob (or a stream when large or a pipe), or say why not. What the
+/// bytes are (binary, an archive, NUL-separated text) is for the scanner's admission.
 pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
     let err = |message: String| Event::Error {
         path: path.to_path_buf(),
@@ -378,10 +369,11 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
     };
     let (mut rest, size) = match open_checked(path, named) {
         Ok(Opened::File(f, len)) => {
+            // Checked before reading: a file over the limit is never read.
             if opts.max_file_size.is_some_and(|max| len > max) {
-                return Event::Skipped {
+                return Event::TooLarge {
                     path: path.to_path_buf(),
-                    why: Skip::Large(len),
+                    size: len,
                 };
             }
             (Reader::File(f), Some(len))
@@ -393,7 +385,6 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
                 head: Vec::new(),
                 rest: Reader::Pipe(p),
                 size: None,
-                nul_text: false,
             });
         }
         Err(m) => return err(m),
@@ -404,72 +395,18 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
     if let Err(e) = (&mut rest).take(STREAM_AT + 1).read_to_end(&mut data) {
         return err(e.to_string());
     }
-    let whole = data.len() as u64 <= STREAM_AT;
-    let sniff = &data[..data.len().min(BINARY_SNIFF)];
-    let nul_text = has_nul(sniff) && nul_separated_text(sniff);
-    // Archives look binary; the scanner opens them.
-    if !opts.binary && is_binary(&data) && super::archive::sniff(&data).is_none() {
-        return Event::Skipped {
-            path: path.to_path_buf(),
-            why: Skip::Binary,
-        };
-    }
-    if !whole {
+    if data.len() as u64 > STREAM_AT {
         return Event::Stream(Stream {
             provenance,
             head: data,
             rest,
             size,
-            nul_text,
         });
-    }
-    if nul_text {
-        nul_to_newline(&mut data);
     }
     Event::Blob(Blob {
         provenance,
         data: Data::Owned(data),
     })
-}
-
-fn has_nul(b: &[u8]) -> bool {
-    memchr::memchr(0, b).is_some()
-}
-
-/// A NUL byte near the start, unless the text is UTF-16 (which is full of them) or
-/// NUL-separated text (`/proc/PID/environ`, `find -print0`).
-pub fn is_binary(data: &[u8]) -> bool {
-    let sniff = &data[..data.len().min(BINARY_SNIFF)];
-    has_nul(sniff) && !crate::decode::looks_utf16(data) && !nul_separated_text(sniff)
-}
-
-/// Text whose entries end with NUL rather than a newline: UTF-8 with no other control
-/// bytes, and NULs as separators (not runs of padding).
-pub fn nul_separated_text(sniff: &[u8]) -> bool {
-    let nuls = memchr::memchr_iter(0, sniff).count();
-    if nuls == 0 || nuls * 4 > sniff.len() {
-        return false;
-    }
-    if sniff
-        .iter()
-        .any(|&b| matches!(b, 1..=8 | 0x0e..=0x1a | 0x1c..=0x1f | 0x7f))
-    {
-        return false;
-    }
-    match std::str::from_utf8(sniff) {
-        Ok(_) => true,
-        // Only a character cut at the end of the sniffed bytes.
-        Err(e) => e.error_len().is_none(),
-    }
-}
-
-/// NUL separators as line ends, so lines and contexts are entries.
-pub fn nul_to_newline(data: &mut [u8]) {
-    for b in data.iter_mut() {
-        if *b == 0 {
-            *b = b'\n';
-        }
-    }
 }
 
 pub fn display_path(p: &Path) -> String {

@@ -24,7 +24,7 @@ fn blob(dir: &Path, data: &[u8]) -> (String, usize) {
 
 /// One image in `dir`: gzipped layers of (path, content) files, a config with `env` and
 /// `history` lines. Returns the manifest's descriptor and the layer digests.
-fn image(
+pub(crate) fn image(
     dir: &Path,
     layers: &[Vec<(&str, Vec<u8>)>],
     env: &[String],
@@ -64,7 +64,7 @@ fn image(
 }
 
 /// `index.json` naming each descriptor by a tag.
-fn index(dir: &Path, tagged: &[(&str, Value)]) {
+pub(crate) fn index(dir: &Path, tagged: &[(&str, Value)]) {
     let manifests: Vec<Value> = tagged
         .iter()
         .map(|(tag, d)| {
@@ -330,7 +330,7 @@ impl Registry {
     }
 }
 
-fn skopeo(args: &[&str]) {
+pub(crate) fn skopeo(args: &[&str]) {
     require_tool("skopeo", "apt-get install skopeo");
     let out = Command::new("skopeo")
         .arg("--insecure-policy")

@@ -6,6 +6,7 @@ mod history;
 #[path = "../../corpus/synth.rs"]
 mod synth;
 
+mod admission;
 mod architecture;
 mod archive;
 mod cli;

@@ -167,19 +167,20 @@ impl Validator for Aws {
 fn pair(findings: &mut [Finding], members: &[usize]) {
     // Where a finding lives, and the key that pairs it there.
     let place = |f: &Finding| -> (String, Option<String>) {
-        let (origin, variable) = match &f.provenance {
-            Provenance::Env { origin, variable } => (format!("env:{origin}"), variable),
-            Provenance::File {
-                path,
-                variable: Some(v),
-            } => (path.clone(), v),
-            // Offsets compare only within one blob: the same path in two commits is two places.
-            Provenance::Git { path, blob, .. } => return (format!("{path}\0{blob}"), None),
+        // Offsets compare only within one blob: the same path in two commits, or in two
+        // layers, is two places.
+        let origin = match &f.provenance {
+            Provenance::Env { origin, .. } => format!("env:{origin}"),
+            Provenance::Git { path, blob, .. } => format!("{path}\0{blob}"),
             Provenance::Image {
                 layer_digest: Some(d),
                 ..
-            } => return (format!("{}\0{d}", f.provenance.display()), None),
-            other => return (other.display(), None),
+            } => format!("{}\0{d}", f.provenance.display()),
+            Provenance::Image { .. } => f.provenance.display(),
+            other => other.path().to_string(),
+        };
+        let Some(variable) = f.provenance.variable() else {
+            return (origin, None);
         };
         // `X_AWS_ACCESS_KEY_ID` pairs with `X_AWS_SECRET_ACCESS_KEY`: the stem `X_AWS_`.
         let v = variable.to_ascii_uppercase();

@@ -1,0 +1,398 @@
+//! The content pipeline: admitted bytes in, findings out. Identical content is scanned once
+//! (a cache keyed by its hash); its matches are reused for every place that holds it. A
+//! notebook maps each finding to its field, an env-shaped file names each finding's
+//! variable, whatever source the bytes came from. Nothing here knows files, git or images.
+
+use super::admit::{self, Form, Reading};
+use super::{lock, run::Run, Scanner};
+use crate::engine::Match;
+use crate::model::{self, Finding, Origin};
+use crate::rules::MAX_WINDOW;
+use crate::source::{self, Blob, Provenance};
+use std::io::Read;
+use std::sync::Arc;
+
+/// Inputs larger than this are scanned in chunks of this size.
+pub(super) const STREAM_CHUNK: usize = source::fs::STREAM_AT as usize;
+/// Notebooks larger than this are scanned as plain text: their structure (a position map
+/// per byte) costs many times their size.
+const NOTEBOOK_MAX: usize = 16 << 20;
+/// Bytes shared by neighbouring chunks on each side: more than any match and its context.
+const OVERLAP: usize = 2 * MAX_WINDOW;
+
+/// What one distinct content holds, cached by its hash.
+pub(super) struct Scanned {
+    plain: Vec<Match>,
+    decoded: Vec<Decoded>,
+}
+
+/// A match in a decoded view: its encoded span in the blob and the decoded secret.
+struct Decoded {
+    encoding: crate::decode::Encoding,
+    at: Match,
+    secret: Vec<u8>,
+}
+
+/// Every span of `s`, plain and decoded: what a context must not show.
+fn scanned_spans(s: &Scanned) -> Vec<Match> {
+    let decoded = s.decoded.iter().map(|d| d.at);
+    s.plain.iter().copied().chain(decoded).collect()
+}
+
+impl Scanner {
+    /// Scan one blob read as its path says (notebook cells, env variables), for callers that
+    /// hold bytes and report no warnings (the fuzz targets). A notebook that cannot be read
+    /// as one is scanned as text here too; the scan drivers also say so.
+    pub fn blob(&self, blob: &Blob) -> Vec<Finding> {
+        let ignore = |_: &model::Warning| {};
+        let run = Run::new(&self.policy, &self.progress, &ignore);
+        self.content(&run, blob, admit::form(blob.provenance.path()))
+    }
+
+    /// Findings in one admitted blob held whole, read in its form.
+    pub(super) fn content(&self, run: &Run, blob: &Blob, form: Form) -> Vec<Finding> {
+        let display = || blob.provenance.display();
+        match form {
+            Form::Notebook if blob.data.len() > NOTEBOOK_MAX => {
+                run.warn(display(), notebook_as_text());
+                self.whole(blob)
+            }
+            Form::Notebook => self
+                .notebook(&blob.provenance, &blob.data)
+                .unwrap_or_else(|| {
+                    run.warn(
+                        display(),
+                        "notebook is not valid JSON; scanned as plain text",
+                    );
+                    self.whole(blob)
+                }),
+            Form::Env => {
+                // Name the variable of each finding, as `leakhound env` does.
+                let mut found = self.whole(blob);
+                name_variables(&mut found, &blob.data, 0);
+                found
+            }
+            Form::Text => self.whole(blob),
+        }
+    }
+
+    /// A notebook's cells and text outputs, each decoded from its JSON string and mapped back
+    /// to the file's own bytes. `None` when it is not valid JSON.
+    fn notebook(&self, at: &Provenance, raw: &[u8]) -> Option<Vec<Finding>> {
+        let parts = source::notebook::parts(raw)?;
+        // Every field's matches, in the file's own bytes, before any is reported: a context
+        // line of a minified notebook spans many fields, and each field's secret is masked
+        // in every other field's context.
+        let mut known = Vec::new();
+        let mut each = Vec::with_capacity(parts.len());
+        for part in &parts {
+            let v = &part.view;
+            let mapped: Vec<Match> = self
+                .engine
+                .scan(&v.bytes)
+                .into_iter()
+                .map(|m| Match {
+                    start: v.map[m.start],
+                    end: v.map[m.end],
+                    rule: m.rule,
+                    match_start: v.map[m.match_start],
+                    match_end: v.map[m.match_end],
+                })
+                .collect();
+            known.extend_from_slice(&mapped);
+            each.push(mapped);
+        }
+        // The file as it is, too: a secret outside every cell's text (in metadata, widget
+        // state) is a finding of its own, and masked in every context.
+        let raw_plain = self.engine.scan(raw);
+        let outside: Vec<Match> = raw_plain
+            .iter()
+            .filter(|r| !known.iter().any(|k| k.start < r.end && r.start < k.end))
+            .filter(|m| !self.policy.match_allowed(raw, m))
+            .copied()
+            .collect();
+        known.extend_from_slice(&raw_plain);
+        let rules = self.engine.rules();
+        let mut out = model::findings_masked(rules, raw, &outside, &known, at, Origin::START);
+        for (part, mapped) in parts.iter().zip(each) {
+            let matches: Vec<Match> = mapped
+                .into_iter()
+                .filter(|m| !self.policy.match_allowed(raw, m))
+                .collect();
+            if matches.is_empty() {
+                continue;
+            }
+            let prov = in_notebook(at, part);
+            out.extend(model::findings_masked(
+                rules,
+                raw,
+                &matches,
+                &known,
+                &prov,
+                Origin::START,
+            ));
+        }
+        Some(out)
+    }
+
+    /// Scan one blob: matches (from the content cache when the same bytes were seen before),
+    /// minus what the policy allows, as findings.
+    pub(super) fn whole(&self, blob: &Blob) -> Vec<Finding> {
+        let hay: &[u8] = &blob.data;
+        let key = xxhash_rust::xxh3::xxh3_128(hay);
+        let cached = lock(&self.seen).get(&key).cloned();
+        let scanned = match cached {
+            Some(s) => s,
+            None => {
+                let s = Arc::new(self.matches(hay));
+                lock(&self.seen).insert(key, s.clone());
+                s
+            }
+        };
+        let known = scanned_spans(&scanned);
+        self.found(hay, &scanned, &known, &blob.provenance, Origin::START)
+    }
+
+    /// Findings from what one blob (or chunk) holds, minus what the policy allows. Each
+    /// context is masked with `known`: every span any pass took for a secret, allowed ones
+    /// included, so a plain secret in a base64 finding's context (and the reverse) stays
+    /// hidden.
+    fn found(
+        &self,
+        hay: &[u8],
+        scanned: &Scanned,
+        known: &[Match],
+        provenance: &Provenance,
+        origin: Origin,
+    ) -> Vec<Finding> {
+        let rules = self.engine.rules();
+        let kept: Vec<Match> = scanned
+            .plain
+            .iter()
+            .filter(|m| !self.policy.match_allowed(hay, m))
+            .copied()
+            .collect();
+        let mut out = model::findings_masked(rules, hay, &kept, known, provenance, origin);
+        // One pass for all decoded matches: `findings` returns them in order of start, so
+        // they are sorted the same way first to pair each with its decoded secret.
+        let mut decoded: Vec<&Decoded> = scanned
+            .decoded
+            .iter()
+            .filter(|d| !self.policy.match_allowed(hay, &d.at))
+            .collect();
+        decoded.sort_by_key(|d| d.at.start);
+        let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
+        let found = model::findings_masked(rules, hay, &at, known, provenance, origin);
+        out.extend(
+            found
+                .into_iter()
+                .zip(decoded)
+                .map(|(f, d)| f.decoded(d.encoding, &d.secret)),
+        );
+        out
+    }
+
+    /// `text` with every secret in it masked: each of `known` wherever it occurs, and whatever
+    /// a rule matches there, plain or in a decoded view. For text leakhound did not build
+    /// itself (an earlier report's context line).
+    pub fn mask_text(&self, text: &str, known: &[&str]) -> String {
+        let mut spans: Vec<(usize, usize)> = scanned_spans(&self.matches(text.as_bytes()))
+            .iter()
+            .filter(|m| !self.engine.rules()[m.rule].public)
+            .map(|m| (m.start, m.end))
+            .collect();
+        for k in known.iter().filter(|k| !k.is_empty()) {
+            spans.extend(text.match_indices(*k).map(|(i, _)| (i, i + k.len())));
+            // A context is clipped: a secret cut at either edge shows only a piece.
+            let edge = |n: usize| n >= 4 && n < k.len();
+            if let Some(n) = (1..=k.len().min(text.len()))
+                .rev()
+                .find(|&n| edge(n) && text.as_bytes().ends_with(&k.as_bytes()[..n]))
+            {
+                spans.push((text.len() - n, text.len()));
+            }
+            if let Some(n) = (1..=k.len().min(text.len()))
+                .rev()
+                .find(|&n| edge(n) && text.as_bytes().starts_with(&k.as_bytes()[k.len() - n..]))
+            {
+                spans.push((0, n));
+            }
+        }
+        spans.sort();
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (s, e) in spans {
+            // Spans from decoded views can end inside a character: widen to whole ones.
+            let s = (0..=s.max(at))
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            let e = (e..=text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len());
+            if e <= at {
+                continue;
+            }
+            out.push_str(&text[at..s]);
+            out.push_str(&model::Secret::new(&text.as_bytes()[s..e]).redacted());
+            at = e;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+
+    /// The engine's matches in `hay`, and those found only in its decoded views (mapped back
+    /// to the encoded span).
+    fn matches(&self, hay: &[u8]) -> Scanned {
+        let plain = self.engine.scan(hay);
+        let mut seen: std::collections::HashSet<(usize, usize, usize)> =
+            plain.iter().map(|m| (m.rule, m.start, m.end)).collect();
+        let mut decoded = Vec::new();
+        for (encoding, view) in crate::decode::views(hay) {
+            for m in self.engine.scan(&view.bytes) {
+                let (start, end) = view.original(m.start, m.end);
+                if end <= start || !seen.insert((m.rule, start, end)) {
+                    continue;
+                }
+                let (match_start, match_end) = view.original(m.match_start, m.match_end);
+                decoded.push(Decoded {
+                    encoding,
+                    at: Match {
+                        start,
+                        end,
+                        rule: m.rule,
+                        match_start: match_start.min(start),
+                        match_end: match_end.max(end),
+                    },
+                    secret: view.bytes[m.span()].to_vec(),
+                });
+            }
+        }
+        Scanned { plain, decoded }
+    }
+
+    /// A large input read and scanned chunk by chunk: `buf` (its first bytes, already read)
+    /// then `r` to its end, read as admitted. Each chunk's matches are the ones that start in
+    /// its own part; the overlap gives every such match its full window and context. Memory
+    /// stays bounded whatever the size, and a file that shrinks while read just ends early
+    /// (no mapping, so no SIGBUS). Large inputs skip the content cache, and a notebook this
+    /// large is read as text. Returns the findings, the bytes read, and the read error that
+    /// ended it early, if any.
+    pub(super) fn chunked(
+        &self,
+        run: &Run,
+        provenance: &Provenance,
+        mut buf: Vec<u8>,
+        r: &mut dyn Read,
+        how: Reading,
+    ) -> (Vec<Finding>, u64, Option<std::io::Error>) {
+        if how.form == Form::Notebook {
+            run.warn(provenance.display(), notebook_as_text());
+        }
+        if how.nul_text {
+            admit::nul_to_newline(&mut buf);
+        }
+        let window = STREAM_CHUNK + 2 * OVERLAP;
+        let (mut base, mut own_from) = (0, 0);
+        let mut origin = Origin::START;
+        let mut out = Vec::new();
+        let (mut eof, mut error) = (false, None);
+        loop {
+            while !eof && buf.len() < window {
+                let at = buf.len();
+                buf.resize(at + (window - at).min(1 << 20), 0);
+                match r.read(&mut buf[at..]) {
+                    Ok(0) => {
+                        buf.truncate(at);
+                        eof = true;
+                    }
+                    Ok(n) => {
+                        if how.nul_text {
+                            admit::nul_to_newline(&mut buf[at..at + n]);
+                        }
+                        buf.truncate(at + n);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(at),
+                    Err(e) => {
+                        buf.truncate(at);
+                        eof = true;
+                        error = Some(e);
+                    }
+                }
+            }
+            let len = base + buf.len();
+            let own_to = if eof { len } else { len - OVERLAP };
+            let hay = &buf[..];
+            // The whole chunk's matches, decoded views included, mask contexts; each chunk
+            // reports the ones that start in its own part.
+            let mut scanned = self.matches(hay);
+            let own = |m: &Match| (own_from..own_to).contains(&(base + m.start));
+            let all = scanned_spans(&scanned);
+            scanned.plain.retain(own);
+            scanned.decoded.retain(|d| own(&d.at));
+            let mut found = self.found(hay, &scanned, &all, provenance, origin);
+            if how.form == Form::Env {
+                name_variables(&mut found, hay, base);
+            }
+            out.extend(found);
+            if eof {
+                return (out, len as u64, error);
+            }
+            let next = own_to - OVERLAP;
+            origin.advance(&buf[..next - base]);
+            buf.drain(..next - base);
+            (base, own_from) = (next, own_to);
+        }
+    }
+}
+
+fn notebook_as_text() -> String {
+    format!(
+        "notebook larger than {}; scanned as plain text (no cell numbers)",
+        model::human_bytes(NOTEBOOK_MAX as u64)
+    )
+}
+
+/// Each finding of an env-shaped blob with the variable it is in; `hay` holds the blob's
+/// bytes from offset `base` on.
+fn name_variables(found: &mut [Finding], hay: &[u8], base: usize) {
+    for f in found {
+        let name = source::env::variable_at(hay, f.start.saturating_sub(base).min(hay.len()));
+        match &mut f.provenance {
+            Provenance::File { variable, .. }
+            | Provenance::Git { variable, .. }
+            | Provenance::Image { variable, .. } => *variable = name,
+            // An environment names its own variables; a stream has no file name.
+            Provenance::Env { .. } | Provenance::Stream { .. } | Provenance::Notebook { .. } => {}
+        }
+    }
+}
+
+/// Where a notebook field's findings are: the same commit or layer with the cell added, or
+/// for a file on disk (or inside an archive) a notebook place of its own.
+fn in_notebook(at: &Provenance, part: &source::notebook::Part) -> Provenance {
+    let mut p = at.clone();
+    match &mut p {
+        Provenance::Git {
+            cell,
+            output,
+            field,
+            ..
+        }
+        | Provenance::Image {
+            cell,
+            output,
+            field,
+            ..
+        } => {
+            (*cell, *output, *field) = (part.cell, part.output, Some(part.field.clone()));
+            p
+        }
+        _ => Provenance::Notebook {
+            path: at.path().to_string(),
+            cell: part.cell,
+            output: part.output,
+            field: part.field.clone(),
+        },
+    }
+}

@@ -1,0 +1,33 @@
+//! Driving environments: each is already parsed into variables, so it skips the admission
+//! (its origin may be any file name) and goes straight to the content pipeline as text.
+
+use super::{Outcome, Scanner};
+use crate::source::{env::Environment, Provenance};
+
+impl Scanner {
+    /// Scan environments; each finding names its variable.
+    pub fn environments(&self, envs: &[Environment]) -> Outcome {
+        // Parsing an environment warns about nothing; the dumps were read by the caller.
+        let run = self.run(&|_| {});
+        for env in envs {
+            let blob = env.blob();
+            let found = self
+                .whole(&blob)
+                .into_iter()
+                .map(|mut f| {
+                    f.provenance = Provenance::Env {
+                        origin: env.origin.clone(),
+                        variable: env.variable(f.line).unwrap_or_default(),
+                    };
+                    let line = env.file_line(f.line);
+                    f.end_line = line + (f.end_line - f.line);
+                    f.line = line;
+                    f
+                })
+                .collect();
+            let n = env.file.as_ref().map_or(blob.data.len() as u64, |f| f.1);
+            run.scanned(n, found);
+        }
+        run.finish()
+    }
+}

@@ -1,0 +1,129 @@
+//! Driving files, directories and standard input: what the walk reads is admitted and
+//! scanned; what is too large to hold is admitted by its head and scanned as it is read.
+
+use super::admit::{self, Admission, Admit};
+use super::content::STREAM_CHUNK;
+use super::{run::Run, Outcome, Scanner};
+use crate::model::Warning;
+use crate::source::fs::{self, Event, Reader};
+use crate::source::{self, Blob, Data, Provenance};
+use std::io::Read;
+
+impl Scanner {
+    /// Scan files and directories.
+    pub fn paths(&self, opts: &fs::WalkOptions, on_warning: &(dyn Fn(&Warning) + Sync)) -> Outcome {
+        let run = self.run(on_warning);
+        let admit = self.admit_opts(opts.binary, opts.max_file_size);
+        fs::walk(opts, &|event| match event {
+            Event::Blob(b) => self.file(&run, b, &admit),
+            Event::Stream(s) => self.stream(&run, s, &admit),
+            Event::TooLarge { path, size } => {
+                run.skip(fs::display_path(&path), admit::Skip::Large(Some(size)))
+            }
+            Event::Ignored(n) => run.collected().summary.skipped_ignored += n,
+            Event::Error {
+                path,
+                message,
+                named,
+            } => {
+                let path = path.display().to_string();
+                run.warn(path.clone(), message);
+                run.unreadable(path, named);
+            }
+        });
+        run.finish()
+    }
+
+    /// A file or pipe too large to hold (or a pipe named on the command line), admitted by
+    /// its head: an archive on disk is opened in place, anything else scanned in chunks.
+    fn stream(&self, run: &Run, mut s: fs::Stream, opts: &Admit) {
+        let path = s.provenance.display();
+        if self.policy.path_allowed(&path) {
+            return;
+        }
+        let pipe = matches!(s.rest, Reader::Pipe(_));
+        let size = s.size.unwrap_or(s.head.len() as u64);
+        let admission = if pipe {
+            // Named on purpose and read as it comes: no head to judge, scanned as text.
+            Admission::Scan(admit::Reading::TEXT)
+        } else {
+            admit::admit(s.provenance.path(), &s.head, size, opts)
+        };
+        let how = match admission {
+            Admission::Skip(why) => return run.skip(path, why),
+            Admission::Archive(_) => match (&self.archives, &mut s.rest) {
+                (Some(a), Reader::File(f)) => {
+                    let prov = s.provenance.clone();
+                    let inside = |p| prov.with_path(p);
+                    source::archive::expand_file(&path, f, &a.limits, &mut |e| {
+                        self.archive_event(run, a, &inside, e)
+                    });
+                    return;
+                }
+                // Only a file on disk can be opened in place.
+                _ => admit::Reading::TEXT,
+            },
+            Admission::Scan(how) => how,
+        };
+        let (found, n, error) = self.chunked(run, &s.provenance, s.head, &mut s.rest, how);
+        run.scanned(n, found);
+        if let Some(e) = error {
+            if pipe {
+                run.collected().summary.failed_inputs += 1;
+            }
+            let msg = format!("reading stopped after {n} bytes ({e}); scanned what was read");
+            run.warn(path.clone(), msg);
+        }
+        if let Some(size) = s.size.filter(|&size| n < size) {
+            let msg = format!(
+                "shrank from {size} to {n} bytes while read (truncated?); scanned what was read"
+            );
+            run.warn(path, msg);
+        }
+    }
+
+    /// Scan standard input: whole when it fits in a chunk, else a chunk at a time (memory
+    /// stays bounded whatever its size).
+    pub fn stdin(&self, on_warning: &(dyn Fn(&Warning) + Sync)) -> std::io::Result<Outcome> {
+        let run = self.run(on_warning);
+        let provenance = Provenance::Stream {
+            name: "<stdin>".into(),
+        };
+        // Named on purpose, like a pipe on the command line: scanned whatever it holds.
+        let opts = self.admit_opts(true, None);
+        let mut r = std::io::stdin().lock();
+        let mut head = Vec::new();
+        (&mut r)
+            .take(STREAM_CHUNK as u64 + 1)
+            .read_to_end(&mut head)?;
+        if head.len() <= STREAM_CHUNK {
+            let blob = Blob {
+                provenance,
+                data: Data::Owned(head),
+            };
+            self.file(&run, blob, &opts);
+            return Ok(run.finish());
+        }
+        let size = head.len() as u64;
+        let how = match admit::admit(provenance.path(), &head, size, &opts) {
+            // A zip's directory is at its end: it cannot be read as it streams.
+            Admission::Archive(k) if k != source::archive::Kind::Zip => {
+                if let Some(a) = &self.archives {
+                    let inside = |p| provenance.with_path(p);
+                    source::archive::expand_stream("<stdin>", head, r, &a.limits, &mut |e| {
+                        self.archive_event(&run, a, &inside, e)
+                    });
+                }
+                return Ok(run.finish());
+            }
+            Admission::Scan(how) => how,
+            Admission::Archive(_) | Admission::Skip(_) => admit::Reading::TEXT,
+        };
+        let (found, n, error) = self.chunked(&run, &provenance, head, &mut r, how);
+        run.scanned(n, found);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(run.finish()),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Driving a git repository: each blob a selection covers, once, attributed to the commit
+//! that introduced it, admitted like a file, with findings kept on the lines that commit
+//! added. LFS pointers are named, submodules scanned as repositories of their own, blobs
+//! read by parallel workers each with its own `git cat-file`.
+
+use super::admit::{self, Admit, Skip};
+use super::{run::Run, Outcome, Scanner};
+use crate::model::Warning;
+use crate::source::{git, Blob, Data, Provenance};
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Blobs a git worker asks for at once: enough to keep git's pipe full, few enough that
+/// workers share the tail of the work evenly.
+const GIT_BATCH: usize = 64;
+
+/// What `Scanner::git` reads.
+#[derive(Debug, Clone)]
+pub struct GitOptions {
+    pub select: git::Select,
+    /// Scan blobs that look binary too.
+    pub binary: bool,
+    pub max_file_size: Option<u64>,
+    pub threads: usize,
+    /// Also scan checked-out submodules (each as its own repository).
+    pub submodules: bool,
+}
+
+impl Scanner {
+    /// Scan a git repository: each blob `opts.select` covers, once, attributed to the commit
+    /// that introduced it, with findings on the lines that commit added.
+    pub fn git(
+        &self,
+        repo: &git::Repo,
+        opts: &GitOptions,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) -> Result<Outcome, git::GitError> {
+        let run = self.run(on_warning);
+        self.git_repo(&run, repo, opts, "")?;
+        if opts.submodules {
+            for (path, dir) in repo.submodules() {
+                let sub = git::Repo::open(&dir)
+                    .and_then(|sub| self.git_repo(&run, &sub, opts, &format!("{path}/")));
+                if let Err(e) = sub {
+                    run.warn(path, format!("submodule not scanned: {e}"));
+                }
+            }
+        }
+        Ok(run.finish())
+    }
+
+    fn git_repo(
+        &self,
+        run: &Run,
+        repo: &git::Repo,
+        opts: &GitOptions,
+        prefix: &str,
+    ) -> Result<(), git::GitError> {
+        let (changes, problems) = repo.changes(&opts.select)?;
+        for p in problems {
+            run.warn(repo.dir().display().to_string(), p);
+        }
+        let admit = self.admit_opts(opts.binary, opts.max_file_size);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = opts.threads.clamp(1, changes.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    // Each worker has its own cat-file processes: git inflates objects on as
+                    // many cores as there are workers. One streams the blobs to scan, the
+                    // other is asked for a parent's blob when a change needs its diff.
+                    let mut objects = repo.objects();
+                    let mut parents = None;
+                    loop {
+                        let from = next.fetch_add(GIT_BATCH, Relaxed);
+                        let Some(batch) = changes.get(from..(from + GIT_BATCH).min(changes.len()))
+                        else {
+                            break;
+                        };
+                        let ids: Vec<&str> = batch.iter().map(|ch| ch.blob.as_str()).collect();
+                        // git is told the size limit: a blob over it is never inflated.
+                        objects.each(&ids, admit.max_size, |i, object| {
+                            let at = Change {
+                                change: &batch[i],
+                                repo,
+                                prefix,
+                            };
+                            self.git_change(run, &at, object, &mut parents, &admit);
+                        });
+                    }
+                });
+            }
+        });
+        Ok(())
+    }
+
+    fn git_change(
+        &self,
+        run: &Run,
+        at: &Change<'_>,
+        object: git::Object,
+        parents: &mut Option<git::Objects>,
+        opts: &Admit,
+    ) {
+        let change = at.change;
+        let path = format!("{}{}", at.prefix, change.path);
+        if self.policy.path_allowed(&path) {
+            return;
+        }
+        let data = match object {
+            git::Object::Blob(d) => d,
+            git::Object::TooLarge(n) => return run.skip(path, Skip::Large(Some(n))),
+            git::Object::Missing => {
+                let msg = format!("blob {} is missing from the object database", change.blob);
+                return run.warn(path, msg);
+            }
+            git::Object::Broken(why) => {
+                return run.warn(path, format!("blob {}: {why}", change.blob));
+            }
+        };
+        if let Some(oid) = git::lfs_pointer(&data) {
+            let msg = format!(
+                "Git LFS pointer ({oid}): the content is on an LFS server, not in the repository; not scanned"
+            );
+            return run.warn(path, msg);
+        }
+        let blob = Blob {
+            provenance: Provenance::Git {
+                path,
+                blob: change.blob.clone(),
+                commit: change.commit.as_deref().cloned(),
+                variable: None,
+                cell: None,
+                output: None,
+                field: None,
+            },
+            data: Data::Owned(data),
+        };
+        // An archive committed is new content as a whole: every file in it is scanned (the
+        // admission opens it and files what it holds).
+        let Some((blob, mut found, nul_text)) = self.take(run, blob, opts) else {
+            return;
+        };
+        // Only lines this change added: a secret that stays in a file through later edits
+        // belongs to the commit that first wrote it, not to every version after.
+        if !found.is_empty() {
+            // A parent that cannot be read counts as absent: its lines are reported as added.
+            let objects = parents.get_or_insert_with(|| at.repo.objects());
+            let olds: Vec<Vec<u8>> = change
+                .parents
+                .iter()
+                .filter_map(|id| match objects.get(id, None) {
+                    git::Object::Blob(mut d) => {
+                        // Compared as the new version was read: NULs as line ends.
+                        if nul_text {
+                            admit::nul_to_newline(&mut d);
+                        }
+                        Some(d)
+                    }
+                    _ => None,
+                })
+                .collect();
+            let added = git::added_lines(&blob.data, &olds);
+            found.retain(|f| (f.line..=f.end_line).any(|l| added.get(l - 1) == Some(&true)));
+        }
+        run.scanned(blob.data.len() as u64, found);
+    }
+}
+
+/// One change and where it is: its repository, and the path of that repository in the
+/// one scanned (a submodule's prefix).
+struct Change<'a> {
+    change: &'a git::Change,
+    repo: &'a git::Repo,
+    prefix: &'a str,
+}

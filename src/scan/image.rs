@@ -1,0 +1,191 @@
+//! Driving container images: each config's fields and every layer's files, admitted like
+//! files, including files a later layer deletes (whiteouts). A layer is scanned once per run,
+//! however many images share it; its findings are repeated for each image that holds it.
+
+use super::admit::{Admit, Skip};
+use super::{run::Run, Outcome, Scanner};
+use crate::model::Warning;
+use crate::source::{image, Blob, Data, Provenance};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// What `Scanner::images` reads.
+#[derive(Debug, Clone, Default)]
+pub struct ImageOptions {
+    pub registry: image::RegistryOptions,
+    pub binary: bool,
+    pub max_file_size: Option<u64>,
+}
+
+/// A layer's whiteouts: (path, opaque).
+type Whiteouts = Vec<(String, bool)>;
+
+impl Scanner {
+    /// Scan container images: each config's fields and every layer's files, including files a
+    /// later layer deletes. A layer is scanned once per run, however many images share it.
+    pub fn images(
+        &self,
+        refs: &[String],
+        opts: &ImageOptions,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) -> Result<Outcome, image::ImageError> {
+        let run = self.run(on_warning);
+        let admit = self.admit_opts(opts.binary, opts.max_file_size);
+        // Layer digest -> (the image that scanned it, its whiteouts).
+        let mut scanned: HashMap<String, (String, Whiteouts)> = HashMap::new();
+        for r in refs {
+            let img = image::resolve(r, &opts.registry)?;
+            for w in &img.warnings {
+                run.warn(r.clone(), w.clone());
+            }
+            match image::config_fields(&img.config) {
+                Ok(fields) => {
+                    for (field, text) in fields {
+                        let blob = Blob {
+                            provenance: at(&img, None, field),
+                            data: Data::Owned(text.into_bytes()),
+                        };
+                        self.file(&run, blob, &admit);
+                    }
+                }
+                Err(e) => run.warn(format!("{r}!config"), e.to_string()),
+            }
+            // Layers in parallel; each is one stream, decompressed on its worker.
+            let fresh: Vec<usize> = (0..img.layers.len())
+                .filter(|&i| !scanned.contains_key(&img.layers[i].digest))
+                .collect();
+            let whiteouts: Vec<(usize, Whiteouts)> = fresh
+                .par_iter()
+                .map(|&i| (i, self.layer(&run, &img, i, &admit)))
+                .collect();
+            for (i, w) in whiteouts {
+                scanned.insert(img.layers[i].digest.clone(), (r.clone(), w));
+            }
+            let mut c = run.collected();
+            // Layers another image scanned first: their findings again, for this image.
+            let mut again = Vec::new();
+            for (i, l) in img.layers.iter().enumerate() {
+                let (first, _) = &scanned[&l.digest];
+                if fresh.contains(&i) {
+                    continue;
+                }
+                for f in c.findings.iter().chain(&c.suppressed) {
+                    if let Provenance::Image {
+                        image,
+                        layer_digest: Some(d),
+                        ..
+                    } = &f.provenance
+                    {
+                        if image == first && d == &l.digest {
+                            let mut f = f.clone();
+                            in_image(&mut f.provenance, &img, i);
+                            again.push(f);
+                        }
+                    }
+                }
+            }
+            run.keep(&mut c, again);
+            // Files that a later layer deletes are still in the image: say so.
+            let later = |i: usize| -> Whiteouts {
+                img.layers[i + 1..]
+                    .iter()
+                    .flat_map(|l| scanned[&l.digest].1.iter().cloned())
+                    .collect()
+            };
+            let c = &mut *c;
+            for f in c.findings.iter_mut().chain(c.suppressed.iter_mut()) {
+                if let Provenance::Image {
+                    image,
+                    manifest,
+                    layer: Some(i),
+                    path,
+                    deleted,
+                    ..
+                } = &mut f.provenance
+                {
+                    if *image == img.reference && *manifest == img.manifest_digest {
+                        let file = path.split('!').next().unwrap_or(path);
+                        *deleted = image::whited_out(file, &later(*i));
+                    }
+                }
+            }
+        }
+        Ok(run.finish())
+    }
+
+    /// One layer's files, admitted and scanned as they stream out; returns its whiteouts.
+    fn layer(&self, run: &Run, img: &image::Image, i: usize, admit: &Admit) -> Whiteouts {
+        let layer = &img.layers[i];
+        let name = format!("{}!layer {i} ({})", img.reference, layer.digest);
+        let mut whiteouts = Vec::new();
+        let r = match img.open_layer(i) {
+            Ok(r) => r,
+            Err(e) => {
+                run.warn(name, e.to_string());
+                return whiteouts;
+            }
+        };
+        // The tar header's size is checked first: a file over the limit is never read.
+        let walked = image::walk_layer(r, layer, admit.max_size, &mut |e| match e {
+            image::LayerEvent::File { path, data } => {
+                let blob = Blob {
+                    provenance: at(img, Some(i), path),
+                    data: Data::Owned(data),
+                };
+                self.file(run, blob, admit);
+            }
+            image::LayerEvent::Whiteout { path, opaque } => whiteouts.push((path, opaque)),
+            image::LayerEvent::SkippedLarge { path, size } => {
+                let shown = at(img, Some(i), path).display();
+                if !self.policy.path_allowed(&shown) {
+                    run.skip(shown, Skip::Large(Some(size)));
+                }
+            }
+        });
+        match walked {
+            Ok(None) => {}
+            Ok(Some(mismatch)) => run.warn(name, mismatch),
+            Err(e) => run.warn(
+                name,
+                format!("layer unreadable (truncated or corrupt?); files before the fault were scanned: {e}"),
+            ),
+        }
+        whiteouts
+    }
+}
+
+/// A place in `img`: a file of layer `layer`, or (`None`) a field of its config.
+fn at(img: &image::Image, layer: Option<usize>, path: String) -> Provenance {
+    Provenance::Image {
+        image: img.reference.clone(),
+        manifest: img.manifest_digest.clone(),
+        layer,
+        layer_digest: layer.map(|i| img.layers[i].digest.clone()),
+        path,
+        deleted: false,
+        variable: None,
+        cell: None,
+        output: None,
+        field: None,
+    }
+}
+
+/// A finding's place moved to layer `i` of `img` (a layer it shares with an image scanned
+/// before), keeping where in the file it is (its variable, its notebook cell).
+fn in_image(p: &mut Provenance, img: &image::Image, i: usize) {
+    if let Provenance::Image {
+        image,
+        manifest,
+        layer,
+        layer_digest,
+        deleted,
+        ..
+    } = p
+    {
+        *image = img.reference.clone();
+        *manifest = img.manifest_digest.clone();
+        *layer = Some(i);
+        *layer_digest = Some(img.layers[i].digest.clone());
+        *deleted = false;
+    }
+}

@@ -1,0 +1,347 @@
+//! The pipeline: source -> engine -> policy -> findings.
+//!
+//! - [`admit`]: one decision per blob, the same for every source (skip, open as an archive,
+//!   read as a notebook, an env-shaped file or text).
+//! - `content`: the content pipeline (bytes in, findings out; the content cache, chunking).
+//! - `run`: the context one scan carries (what it collected, warnings, progress).
+//! - the drivers, one per kind of input: `files` (directories, files, standard input),
+//!   `archive`, `git`, `image`, `env`.
+
+pub mod admit;
+mod archive;
+mod content;
+mod env;
+mod files;
+mod git;
+mod image;
+mod run;
+
+use crate::engine::Engine;
+use crate::model::{Finding, Summary, Warning};
+use crate::policy::Policy;
+use crate::source::{self, Blob, Data};
+use admit::{Admission, Admit};
+use run::Run;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub use git::GitOptions;
+pub use image::ImageOptions;
+
+/// Counters a progress display may read while the scan runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub files: AtomicU64,
+    pub bytes: AtomicU64,
+    pub findings: AtomicU64,
+}
+
+/// What a scan produced, before any writer sees it.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Findings to report, sorted by path and position.
+    pub findings: Vec<Finding>,
+    /// Findings the baseline suppressed (kept so a new baseline can include them).
+    pub suppressed: Vec<Finding>,
+    pub warnings: Vec<Warning>,
+    pub summary: Summary,
+}
+
+/// An engine and a policy, shared by every worker thread.
+pub struct Scanner {
+    engine: Engine,
+    policy: Policy,
+    seen: Mutex<HashMap<u128, Arc<content::Scanned>>>,
+    /// Open archives and compressed files met by a scan (None: scan them as they are).
+    archives: Option<Archives>,
+    pub progress: Progress,
+}
+
+/// How files inside archives are treated.
+#[derive(Debug, Clone)]
+pub struct Archives {
+    pub limits: source::archive::Limits,
+    /// Scan entries that look binary too.
+    pub binary: bool,
+}
+
+impl Scanner {
+    pub fn new(engine: Engine, policy: Policy) -> Scanner {
+        Scanner {
+            engine,
+            policy,
+            seen: Mutex::default(),
+            archives: None,
+            progress: Progress::default(),
+        }
+    }
+
+    /// Open archives and compressed files (zip, tar, gzip, ...) and scan what they hold.
+    pub fn with_archives(mut self, archives: Option<Archives>) -> Scanner {
+        self.archives = archives;
+        self
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// A new run reporting warnings to `on_warning`.
+    fn run<'a>(&'a self, on_warning: &'a (dyn Fn(&Warning) + Sync)) -> Run<'a> {
+        Run::new(&self.policy, &self.progress, on_warning)
+    }
+
+    /// The admission's options for a source's choices.
+    fn admit_opts(&self, binary: bool, max_size: Option<u64>) -> Admit {
+        Admit {
+            binary,
+            archives: self.archives.is_some(),
+            max_size,
+        }
+    }
+
+    /// One blob held whole, from any source: admitted, then skipped, opened as an archive,
+    /// or scanned in its form. Returns the scanned blob (NUL separators read as line ends)
+    /// with its findings and whether it was NUL-separated, for the caller to filter and
+    /// count; `None` when there is nothing more to do (allowed, skipped, or an archive whose
+    /// files were scanned).
+    fn take(&self, run: &Run, mut blob: Blob, opts: &Admit) -> Option<(Blob, Vec<Finding>, bool)> {
+        let path = blob.provenance.display();
+        if self.policy.path_allowed(&path) {
+            return None;
+        }
+        let size = blob.data.len() as u64;
+        match admit::admit(blob.provenance.path(), &blob.data, size, opts) {
+            Admission::Skip(why) => {
+                run.skip(path, why);
+                None
+            }
+            Admission::Archive(_) => {
+                self.archive(run, &blob);
+                None
+            }
+            Admission::Scan(how) => {
+                if how.nul_text {
+                    let Data::Owned(bytes) = &mut blob.data;
+                    admit::nul_to_newline(bytes);
+                }
+                let found = self.content(run, &blob, how.form);
+                Some((blob, found, how.nul_text))
+            }
+        }
+    }
+
+    /// [`Scanner::take`], counting the blob and filing its findings.
+    fn file(&self, run: &Run, blob: Blob, opts: &Admit) {
+        if let Some((blob, found, _)) = self.take(run, blob, opts) {
+            run.scanned(blob.data.len() as u64, found);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Outcome {
+    /// Two scans' results as one report.
+    pub fn merge(mut self, other: Outcome) -> Outcome {
+        self.findings.extend(other.findings);
+        self.suppressed.extend(other.suppressed);
+        self.warnings.extend(other.warnings);
+        self.summary.add(&other.summary);
+        let elapsed = self.summary.elapsed + other.summary.elapsed;
+        let mut o = finish(self, Instant::now());
+        o.summary.elapsed = elapsed;
+        o
+    }
+}
+
+/// Findings sorted and paired into credential sets, totals counted.
+fn finish(mut o: Outcome, start: Instant) -> Outcome {
+    let order = |a: &Finding, b: &Finding| {
+        (a.path(), a.start, &a.rule_id).cmp(&(b.path(), b.start, &b.rule_id))
+    };
+    o.findings.sort_by(order);
+    crate::validate::annotate(&mut o.findings);
+    o.suppressed.sort_by(order);
+    o.warnings.sort_by(|a, b| a.path.cmp(&b.path));
+    o.summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    o.summary.findings = o.findings.len() as u64;
+    o.summary.suppressed = o.suppressed.len() as u64;
+    o.summary.warnings = o.warnings.len() as u64;
+    o.summary.elapsed = start.elapsed();
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Provenance;
+
+    /// Fake credentials of the right shape, from a fixed seed (never real ones).
+    fn fake_aws(mut seed: u64) -> (String, String) {
+        let mut pick = |alphabet: &[u8], n: usize| -> String {
+            (0..n)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    alphabet[(seed >> 33) as usize % alphabet.len()] as char
+                })
+                .collect()
+        };
+        let id = format!("AKIA{}", pick(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16));
+        let secret = pick(
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+            40,
+        );
+        (id, secret)
+    }
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// The same bytes at `name` as each source hands them over: a file on disk, a git blob,
+    /// a file in an image layer, and (gzipped) an entry of an archive on disk and in git.
+    fn places(name: &str, bytes: &[u8]) -> Vec<(&'static str, Blob)> {
+        let git = |path: String| Provenance::Git {
+            path,
+            blob: "0123456789abcdef0123456789abcdef01234567".into(),
+            commit: None,
+            variable: None,
+            cell: None,
+            output: None,
+            field: None,
+        };
+        let layer = Provenance::Image {
+            image: "oci:img".into(),
+            manifest: "sha256:aa".into(),
+            layer: Some(0),
+            layer_digest: Some("sha256:bb".into()),
+            path: format!("/app/{name}"),
+            deleted: false,
+            variable: None,
+            cell: None,
+            output: None,
+            field: None,
+        };
+        let file = |path: String| Provenance::File {
+            path,
+            variable: None,
+        };
+        let whole = |provenance| Blob {
+            provenance,
+            data: Data::Owned(bytes.to_vec()),
+        };
+        let packed = |provenance| Blob {
+            provenance,
+            data: Data::Owned(gz(bytes)),
+        };
+        vec![
+            ("a file", whole(file(format!("deploy/{name}")))),
+            ("a git blob", whole(git(format!("deploy/{name}")))),
+            ("a layer's file", whole(layer)),
+            (
+                "an archive's entry",
+                packed(file(format!("deploy/{name}.gz"))),
+            ),
+            (
+                "a committed archive's entry",
+                packed(git(format!("deploy/{name}.gz"))),
+            ),
+        ]
+    }
+
+    /// (rule, line, variable, notebook field) of each finding, in order.
+    type Seen = Vec<(
+        String,
+        usize,
+        Option<String>,
+        Option<(Option<usize>, String)>,
+    )>;
+
+    fn seen(s: &Scanner, blob: Blob) -> Seen {
+        let ignore = |_: &Warning| {};
+        let run = s.run(&ignore);
+        let opts = s.admit_opts(false, None);
+        s.file(&run, blob, &opts);
+        run.finish()
+            .findings
+            .iter()
+            .map(|f| {
+                let p = &f.provenance;
+                let cell = p
+                    .notebook_field()
+                    .map(|(c, _, field)| (c, field.to_string()));
+                (
+                    f.rule_id.clone(),
+                    f.line,
+                    p.variable().map(String::from),
+                    cell,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_same_bytes_are_read_the_same_way_whatever_the_source() {
+        let s = Scanner::new(
+            Engine::new(crate::rules::builtin()).unwrap(),
+            Policy::default(),
+        )
+        .with_archives(Some(Archives {
+            limits: Default::default(),
+            binary: false,
+        }));
+        let (id, secret) = fake_aws(7);
+        let env = format!("# deploy\nAWS_ACCESS_KEY_ID={id}\nAWS_SECRET_ACCESS_KEY={secret}\n");
+        let nb = serde_json::json!({"cells": [
+            {"cell_type": "markdown", "source": ["# notes\n"]},
+            {"cell_type": "code", "source": ["x = 1\n"], "outputs": []},
+            {"cell_type": "code", "source": [format!("aws_secret_access_key = \"{secret}\"\n")], "outputs": []},
+        ], "metadata": {}, "nbformat": 4})
+        .to_string();
+        let environ = format!("HOME=/root\0AWS_ACCESS_KEY_ID={id}\0");
+        let cases: [(&str, &[u8]); 3] = [
+            (".env", env.as_bytes()),
+            ("analysis.ipynb", nb.as_bytes()),
+            ("environ", environ.as_bytes()),
+        ];
+        for (name, bytes) in cases {
+            let mut all = places(name, bytes)
+                .into_iter()
+                .map(|(kind, b)| (kind, seen(&s, b)));
+            let (first, want) = all.next().unwrap();
+            for (kind, got) in all {
+                assert_eq!(got, want, "{name} as {kind} read unlike {first}");
+            }
+            match name {
+                ".env" => {
+                    let vars: Vec<_> = want.iter().map(|w| w.2.as_deref()).collect();
+                    assert_eq!(
+                        vars,
+                        [Some("AWS_ACCESS_KEY_ID"), Some("AWS_SECRET_ACCESS_KEY")]
+                    );
+                }
+                "analysis.ipynb" => {
+                    assert_eq!(want.len(), 1, "{want:?}");
+                    assert_eq!(want[0].3, Some((Some(2), "source".to_string())));
+                }
+                _ => {
+                    // NULs read as line ends: the key id is on line 2.
+                    let id = ("aws.access-key-id".to_string(), 2);
+                    assert_eq!(want.len(), 1, "{want:?}");
+                    assert_eq!((want[0].0.clone(), want[0].1), id);
+                    assert_eq!(want[0].2.as_deref(), Some("AWS_ACCESS_KEY_ID"));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The context of one scan: what it has collected so far, where warnings go as they happen,
+//! and the progress counters. Every driver and the content pipeline get it as one argument.
+
+use super::{admit::Skip, lock, Outcome, Progress};
+use crate::model::{self, Finding, Warning};
+use crate::policy::Policy;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One scan in progress, shared by its worker threads.
+pub(crate) struct Run<'a> {
+    out: Mutex<Outcome>,
+    on_warning: &'a (dyn Fn(&Warning) + Sync),
+    progress: &'a Progress,
+    /// Decides which findings the baseline suppresses.
+    policy: &'a Policy,
+    start: Instant,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(
+        policy: &'a Policy,
+        progress: &'a Progress,
+        on_warning: &'a (dyn Fn(&Warning) + Sync),
+    ) -> Run<'a> {
+        Run {
+            out: Mutex::default(),
+            on_warning,
+            progress,
+            policy,
+            start: Instant::now(),
+        }
+    }
+
+    /// Report a per-input problem now and keep it for the report.
+    pub fn warn(&self, path: impl Into<String>, message: impl Into<String>) {
+        let w = Warning {
+            path: path.into(),
+            message: message.into(),
+        };
+        (self.on_warning)(&w);
+        lock(&self.out).warnings.push(w);
+    }
+
+    /// An input not scanned: counted, named in the summary, and warned about when it may
+    /// hide something the operator asked for (a size limit cuts what would be scanned).
+    pub fn skip(&self, path: String, why: Skip) {
+        if let Skip::Large(size) = why {
+            let what = match size {
+                Some(n) => format!("{n} bytes"),
+                None => "its size".to_string(),
+            };
+            self.warn(
+                path.clone(),
+                format!("too large ({what} over the size limit); not scanned"),
+            );
+        }
+        let mut out = lock(&self.out);
+        let reason = match why {
+            Skip::Binary => {
+                out.summary.skipped_binary += 1;
+                "binary"
+            }
+            Skip::Large(_) => {
+                out.summary.skipped_large += 1;
+                "too large"
+            }
+        };
+        out.summary.skipped.push(model::Skipped {
+            path,
+            reason: reason.to_string(),
+        });
+    }
+
+    /// An input that could not be read (already warned about); `named` on the command line
+    /// fails the run.
+    pub fn unreadable(&self, path: String, named: bool) {
+        let mut out = lock(&self.out);
+        out.summary.skipped_unreadable += 1;
+        if named {
+            out.summary.failed_inputs += 1;
+        }
+        out.summary.skipped.push(model::Skipped {
+            path,
+            reason: "unreadable".to_string(),
+        });
+    }
+
+    /// A scanned input of `n` bytes and its findings.
+    pub fn scanned(&self, n: u64, found: Vec<Finding>) {
+        self.progress.files.fetch_add(1, Relaxed);
+        self.progress.bytes.fetch_add(n, Relaxed);
+        let mut out = lock(&self.out);
+        out.summary.files += 1;
+        out.summary.bytes += n;
+        self.keep(&mut out, found);
+    }
+
+    /// File findings as reported, or as suppressed when the baseline knows them.
+    pub fn keep(&self, out: &mut Outcome, found: Vec<Finding>) {
+        for f in found {
+            if self.policy.in_baseline(&f.fingerprint) {
+                out.suppressed.push(f);
+            } else {
+                self.progress.findings.fetch_add(1, Relaxed);
+                out.findings.push(f);
+            }
+        }
+    }
+
+    /// What was collected so far, for a driver that revisits it (an image's shared layers).
+    pub fn collected(&self) -> std::sync::MutexGuard<'_, Outcome> {
+        lock(&self.out)
+    }
+
+    /// The report: findings sorted and paired, totals counted, time taken.
+    pub fn finish(self) -> Outcome {
+        let out = self.out.into_inner().unwrap_or_else(|e| e.into_inner());
+        super::finish(out, self.start)
+    }
+}
