@@ -23,7 +23,7 @@ pub const EXIT_ERROR: i32 = 2;
 #[derive(Parser)]
 #[command(
     name = "leakhound",
-    version,
+    version = crate::rules::VERSION,
     about = "Find credentials leaking from AI code-interpreter runtimes",
     after_help = "Exit codes: 0 no findings, 1 findings, 2 error."
 )]

@@ -45,6 +45,7 @@ pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> 
     let doc = json!({
         "tool": "leakhound",
         "version": env!("CARGO_PKG_VERSION"),
+        "rules_version": crate::rules::RULESET,
         "fingerprint_key_id": super::fingerprint_key_id(),
         "findings": r.findings.iter().map(|f| finding_json(f, r.show_secrets)).collect::<Vec<_>>(),
         "warnings": r.warnings,
