@@ -1,7 +1,7 @@
 //! `--validate` against moto's server (tests/moto_server.py) on 127.0.0.1 with authentication
 //! enforced: every status from real STS calls.
 
-use crate::util::{fake_aws, require_python_modules, to_run, Run, Sandbox, Server};
+use crate::util::{fake_aws, require_moto, to_run, Run, Sandbox, Server};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -19,10 +19,7 @@ struct Moto {
 
 impl Moto {
     fn start() -> Moto {
-        require_python_modules(
-            &["moto.server", "flask", "flask_cors", "boto3"],
-            "pip install 'moto[server]==5.2.5'",
-        );
+        require_moto();
         let here = env!("CARGO_MANIFEST_DIR");
         let mut cmd = Command::new("python3");
         cmd.arg(format!("{here}/tests/moto_server.py"))
@@ -906,29 +903,4 @@ timeout = "500ms"
     assert!(r.stderr.contains("hook-says-hello"), "{}", r.stderr);
     assert!(r.stderr.contains("hook-warns"), "{}", r.stderr);
     assert!(!r.stdout.contains("hook-says"));
-}
-
-#[test]
-#[should_panic(
-    expected = "missing tool `leakhound-test-no-such-tool`: install it with `apt-get install x`"
-)]
-fn a_missing_tool_is_named_in_one_line() {
-    crate::util::require_tool("leakhound-test-no-such-tool", "apt-get install x");
-}
-
-#[test]
-fn a_server_that_exits_before_listening_is_reported_at_once_with_what_it_said() {
-    let mut cmd = Command::new("python3");
-    cmd.args(["-c", "import leakhound_test_no_such_module"]);
-    let start = Instant::now();
-    let start_it = std::panic::AssertUnwindSafe(|| Server::start("a test server", cmd, |_| None));
-    let err = std::panic::catch_unwind(start_it).map(|_| ()).unwrap_err();
-    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(msg.contains("a test server did not start"), "{msg}");
-    assert!(msg.contains("leakhound_test_no_such_module"), "{msg}");
-    assert!(
-        start.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        start.elapsed()
-    );
 }
