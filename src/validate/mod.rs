@@ -7,6 +7,10 @@
 //! Never is a 429, a 5xx, a timeout or a network error called `invalid`: those are `unknown`
 //! with the reason.
 
+#[cfg(feature = "aws")]
+mod aws;
+#[cfg(not(feature = "aws"))]
+#[path = "offline.rs"]
 mod aws;
 
 use crate::report::Finding;

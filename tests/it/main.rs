@@ -11,6 +11,7 @@ mod cli;
 mod decode;
 mod env;
 mod equivalence;
+mod features;
 mod filter;
 mod filter_trust;
 mod fuzz_replay;

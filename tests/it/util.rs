@@ -191,6 +191,7 @@ pub fn require_python_modules(modules: &[&str], install: &str, print_after: &str
 /// moto's server and boto3 (tests/moto_server.py, tests/aws_fixture.py), at the version
 /// tests/run.sh pins: its error bodies shape what the validation tests see, so another
 /// version is named up front, where a failure would otherwise be puzzling.
+#[cfg(feature = "aws")]
 #[track_caller]
 pub fn require_moto() {
     let moto = pin("MOTO");
