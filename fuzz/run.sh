@@ -8,6 +8,14 @@
 #
 # The build is held under `flock /tmp/cargo.lock` (shared with other builds on the machine),
 # the fuzzing itself is not; it runs at nice 19 in one process per target, in fuzz/target.
+#
+# Fuzzing is a CI job of its own, not part of .ci/run (which runs this only when FUZZ_SECONDS
+# or LEAKHOUND_FUZZ=1 is set): the instrumented nightly build of every dependency takes
+# minutes on its own. As a separate job, scheduled or on changes to src/:
+#   rustup toolchain install nightly && cargo install cargo-fuzz --locked
+#   fuzz/run.sh 300          # five minutes per target; exit 1 on a crash
+# and keep fuzz/artifacts/ when it fails. leakhound is built without its network features
+# (fuzz/Cargo.toml): nothing fuzzed needs them.
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-${FUZZ_SECONDS:-30}}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite on any machine: install what the tests need, then run them.
 #
-#     tests/run.sh                  # install what is missing, then cargo test --release --locked
+#     tests/run.sh                  # install what is missing, then cargo test --release --tests
 #     tests/run.sh --install-only   # only the installs
 #     tests/run.sh -- FILTER...     # arguments after -- go to cargo test
 #
@@ -78,4 +78,7 @@ command -v pre-commit >/dev/null || {
 command -v cargo >/dev/null || { echo "tests/run.sh: cargo is required (a rustup toolchain)" >&2; exit 1; }
 
 $install_only && exit 0
-exec cargo test --release --locked "${cargo_args[@]}"
+# --tests: the unit tests and tests/it, without building the examples (corpus generators) as
+# release binaries too, each a full optimised link; `cargo clippy --all-targets` checks that
+# they compile. The library has no doc tests.
+exec cargo test --release --locked --tests "${cargo_args[@]}"

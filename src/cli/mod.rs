@@ -14,7 +14,7 @@ use clap::Parser;
 pub use crate::deliver::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 
 /// What `--version` prints: the crate version and the embedded rule set's.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const VERSION: &str = crate::rules::VERSION;
 
 /// The clap definition, for completions and the manual page.
 pub fn command() -> clap::Command {

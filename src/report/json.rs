@@ -10,6 +10,7 @@ pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> 
     let doc = json!({
         "tool": "leakhound",
         "version": env!("CARGO_PKG_VERSION"),
+        "rules_version": crate::rules::RULESET,
         "fingerprint_key_id": fingerprint_key_id(),
         "findings": r.findings.iter().map(|f| f.to_json(r.show_secrets)).collect::<Vec<_>>(),
         "warnings": r.warnings,

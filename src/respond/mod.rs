@@ -7,6 +7,10 @@
 //! (finding fingerprint, hook) runs at most once: a hook that succeeded is recorded under the
 //! state directory and not run again by later runs.
 
+#[cfg(feature = "aws")]
+mod iam;
+#[cfg(not(feature = "aws"))]
+#[path = "iam_offline.rs"]
 mod iam;
 
 use crate::model::{Finding, HookRun, Status};
@@ -91,6 +95,10 @@ impl Hook {
             (Some(_), Some(_)) => return Err(err("give command or action, not both".into())),
             (None, None) => return Err(err("needs a command or an action".into())),
         };
+        if let Kind::DisableAwsKey { .. } = kind {
+            let action = c.action.as_deref().unwrap_or_default();
+            iam::available().map_err(|why| err(format!("action {action:?}: {why}")))?;
+        }
         let words = match &c.when {
             When::One(w) => vec![w.clone()],
             When::Many(ws) => ws.clone(),

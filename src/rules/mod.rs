@@ -10,6 +10,26 @@ use std::path::{Path, PathBuf};
 
 include!(concat!(env!("OUT_DIR"), "/signatures.rs"));
 
+/// The embedded rule set's id: the first 12 hex digits of a SHA-256 over its files' names and
+/// contents (computed by `build.rs`). Two builds with the same id find the same things; a
+/// report carries it (`rules_version`) so a finding can be traced to the rules that made it.
+/// Operators' own rule files are not part of it.
+pub const RULESET: &str = env!("LEAKHOUND_RULESET");
+
+/// How many rules the embedded set holds.
+pub const RULE_COUNT: &str = env!("LEAKHOUND_RULE_COUNT");
+
+/// `leakhound --version`: the crate version and the rule set, e.g.
+/// `0.1.0 (rules 202, set 1a2b3c4d5e6f)`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (rules ",
+    env!("LEAKHOUND_RULE_COUNT"),
+    ", set ",
+    env!("LEAKHOUND_RULESET"),
+    ")"
+);
+
 /// Longest window a rule may ask for around a keyword hit. Bounds the work per hit.
 pub const MAX_WINDOW: usize = 16 * 1024;
 

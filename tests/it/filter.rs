@@ -16,6 +16,7 @@ fn secret_written_in_pieces_with_pauses_is_masked() {
         "import sys, time\nline = 'aws_secret_access_key = {secret}\\nid={id}\\n'\nfor i in range(0, len(line), 5):\n    sys.stdout.write(line[i:i+5]); sys.stdout.flush(); time.sleep(0.02)\n"
     );
     sb.write("leak.py", script);
+    crate::util::require_tool("python3");
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!(

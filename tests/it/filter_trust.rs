@@ -234,6 +234,7 @@ fn end_of_input_in_the_middle_of_a_secret_lets_no_piece_out() {
 
 /// `leakhound run -- python3 -c SCRIPT` with all three streams piped.
 fn run_python(script: &str) -> Child {
+    crate::util::require_tool("python3");
     Command::new(bin())
         .args(["run", "--", "python3", "-c", script])
         .stdin(Stdio::null())
@@ -305,6 +306,7 @@ fn filter_with_pauses(pieces: &[&str]) -> Vec<u8> {
     let script = format!(
         "import sys, time\nfor p in {list}:\n    sys.stdout.write(p); sys.stdout.flush(); time.sleep(0.15)\n"
     );
+    crate::util::require_tool("python3");
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!(

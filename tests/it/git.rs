@@ -22,7 +22,7 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
 }
 
 pub fn git_cmd(dir: &Path) -> Command {
-    crate::util::require_tool("git", "apt-get install git");
+    crate::util::require_tool("git");
     let mut c = Command::new("git");
     c.current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")

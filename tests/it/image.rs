@@ -292,7 +292,7 @@ struct Registry {
 
 impl Registry {
     fn start(htpasswd: Option<(&str, &str)>) -> Registry {
-        require_tool("docker-registry", "apt-get install docker-registry");
+        require_tool("docker-registry");
         let dir = tempfile::tempdir().unwrap();
         // Info level, for the "listening on ADDR" line; the requests it logs are drained.
         let mut cfg = format!(
@@ -301,7 +301,7 @@ impl Registry {
             dir.path().join("data").display()
         );
         if let Some((user, pass)) = htpasswd {
-            require_tool("htpasswd", "apt-get install apache2-utils");
+            require_tool("htpasswd");
             let out = Command::new("htpasswd")
                 .args(["-Bbn", user, pass])
                 .output()
@@ -331,13 +331,13 @@ impl Registry {
 }
 
 pub(crate) fn skopeo(args: &[&str]) {
-    require_tool("skopeo", "apt-get install skopeo");
+    require_tool("skopeo");
     let out = Command::new("skopeo")
         .arg("--insecure-policy")
         .args(["copy", "-q"])
         .args(args)
         .output()
-        .expect("skopeo is installed (.ci/run installs it)");
+        .unwrap();
     assert!(
         out.status.success(),
         "skopeo {args:?}: {}",
@@ -346,6 +346,7 @@ pub(crate) fn skopeo(args: &[&str]) {
 }
 
 #[test]
+#[cfg(feature = "registry")]
 fn a_registry_anonymous_and_with_basic_auth() {
     let sb = Sandbox::new();
     let dir = sb.path("layout");
@@ -464,27 +465,29 @@ fn docker_and_oci_archives_and_shared_layers() {
         &layers,
     );
     // Pushed from the docker archive, the registry serves Docker v2 (schema 2) media types.
-    let reg = Registry::start(None);
-    let remote = format!("{}/team/docker:v1", reg.addr);
-    skopeo(&[
-        "--dest-tls-verify=false",
-        &format!("docker-archive:{}", docker.display()),
-        &format!("docker://{remote}"),
-    ]);
-    let out = Command::new("skopeo")
-        .args([
-            "inspect",
-            "--raw",
-            "--tls-verify=false",
+    if cfg!(feature = "registry") {
+        let reg = Registry::start(None);
+        let remote = format!("{}/team/docker:v1", reg.addr);
+        skopeo(&[
+            "--dest-tls-verify=false",
+            &format!("docker-archive:{}", docker.display()),
             &format!("docker://{remote}"),
-        ])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout)
-        .contains("application/vnd.docker.distribution.manifest.v2+json"));
-    let from_v2 = findings(&sb, &[&remote, "--plain-http"]);
-    assert_eq!(find(&from_v2, &p.deleted)["provenance"]["deleted"], true);
-    assert_eq!(from_v2.len(), from_docker.len());
+        ]);
+        let out = Command::new("skopeo")
+            .args([
+                "inspect",
+                "--raw",
+                "--tls-verify=false",
+                &format!("docker://{remote}"),
+            ])
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.stdout)
+            .contains("application/vnd.docker.distribution.manifest.v2+json"));
+        let from_v2 = findings(&sb, &[&remote, "--plain-http"]);
+        assert_eq!(find(&from_v2, &p.deleted)["provenance"]["deleted"], true);
+        assert_eq!(from_v2.len(), from_docker.len());
+    }
 
     // Two images sharing the bottom layer: it is read once, reported for both.
     let top = vec![("srv/other.txt", b"nothing\n".to_vec())];
@@ -600,18 +603,20 @@ fn multi_platform_indexes_pick_the_platform() {
         r.stderr
     );
     // The same through a registry, pushed with all its platforms.
-    let reg = Registry::start(None);
-    skopeo(&[
-        "--all",
-        "--dest-tls-verify=false",
-        &src,
-        &format!("docker://{}/multi/app:1", reg.addr),
-    ]);
-    let remote = format!("{}/multi/app:1", reg.addr);
-    find(
-        &findings(&sb, &[&remote, "--plain-http", "--platform", "linux/arm64"]),
-        &arm,
-    );
+    if cfg!(feature = "registry") {
+        let reg = Registry::start(None);
+        skopeo(&[
+            "--all",
+            "--dest-tls-verify=false",
+            &src,
+            &format!("docker://{}/multi/app:1", reg.addr),
+        ]);
+        let remote = format!("{}/multi/app:1", reg.addr);
+        find(
+            &findings(&sb, &[&remote, "--plain-http", "--platform", "linux/arm64"]),
+            &arm,
+        );
+    }
 }
 
 #[test]

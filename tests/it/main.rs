@@ -13,6 +13,7 @@ mod cli;
 mod decode;
 mod env;
 mod equivalence;
+mod features;
 mod filter;
 mod filter_trust;
 mod fuzz_replay;

@@ -102,6 +102,26 @@ fn rules_check_and_list_on_the_command_line() {
 }
 
 #[test]
+fn the_version_names_the_rule_set_the_binary_holds() {
+    let sb = Sandbox::new();
+    let version = sb.run(&["--version"]);
+    assert_eq!(version.code, 0, "{}", version.stderr);
+    let listed = sb.run(&["rules", "list", "--format", "json"]).json();
+    let count = listed.as_array().unwrap().len();
+    // `leakhound 0.1.0 (rules 202, set 1a2b3c4d5e6f)`
+    let re = regex::Regex::new(r"^leakhound \S+ \(rules (\d+), set ([0-9a-f]{12})\)$").unwrap();
+    let c = re
+        .captures(version.stdout.trim())
+        .unwrap_or_else(|| panic!("unexpected --version: {:?}", version.stdout));
+    assert_eq!(c[1].parse::<usize>().unwrap(), count, "{}", version.stdout);
+    assert_eq!(&c[2], leakhound::rules::RULESET);
+    // The report names the same set.
+    sb.write("a.txt", "nothing here\n");
+    let report = sb.run(&["scan", "a.txt", "--format", "json"]).json();
+    assert_eq!(report["rules_version"], &c[2]);
+}
+
+#[test]
 fn rules_check_names_file_rule_and_field() {
     let sb = Sandbox::new();
     let good = r#"

@@ -1,4 +1,4 @@
-//! A temporary directory and a way to run leakhound in it.
+//! A temporary directory and a way to run leakhound in it; the tools and servers tests need.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -99,38 +99,114 @@ pub fn fake_github(seed: u64) -> String {
     crate::synth::checksummed(&mut crate::synth::Rng::new(seed), "ghp_")
 }
 
-/// What `tests/run.sh` would do about a missing tool, said once, up front.
-const INSTALL_ALL: &str = "tests/run.sh installs everything the tests need";
+// ---- Tools the tests shell out to ----
+//
+// A test that needs a tool calls `require_tool` (or `require_moto`) before using it, so a
+// machine without it fails with one line that names the tool and its install command, at the
+// test's own line, not with a panic deep inside a helper.
+
+/// Every tool a test runs that is not part of a base system, with its install command. The
+/// pinned versions are read from tests/run.sh, which installs them all.
+fn install_command(tool: &str) -> Option<String> {
+    Some(match tool {
+        "git" => "apt-get install git".into(),
+        "python3" => "apt-get install python3".into(),
+        "skopeo" => "apt-get install skopeo".into(),
+        "docker-registry" => "apt-get install docker-registry".into(),
+        "htpasswd" => "apt-get install apache2-utils".into(),
+        "pre-commit" => format!("pip install pre-commit=={}", pin("PRE_COMMIT")),
+        _ => return None,
+    })
+}
+
+/// A version pinned in tests/run.sh (`MOTO=5.2.5`): one place to change it.
+pub fn pin(name: &str) -> &'static str {
+    include_str!("../run.sh")
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("tests/run.sh pins no {name}"))
+}
+
+/// The one line a missing tool fails with.
+pub fn missing_message(what: &str, install: &str) -> String {
+    format!(
+        "missing {what}: install it with `{install}`, or everything the tests need with \
+         `tests/run.sh --install-only`"
+    )
+}
+
+/// Whether `tool` is an executable file in one of the directories of `path` (a PATH value).
+fn found_in(tool: &str, path: &std::ffi::OsStr) -> bool {
+    std::env::split_paths(path).any(|dir| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(dir.join(tool))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// Whether `tool` is on PATH.
+pub fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| found_in(tool, &p))
+}
+
+/// `Err` with the one line to fail with, unless `tool` is in `path`.
+fn check_tool(tool: &str, path: &std::ffi::OsStr) -> Result<(), String> {
+    let install = install_command(tool)
+        .unwrap_or_else(|| panic!("require_tool({tool:?}): add its install command to util.rs"));
+    if found_in(tool, path) {
+        Ok(())
+    } else {
+        Err(missing_message(&format!("tool `{tool}`"), &install))
+    }
+}
 
 /// Panic with one line naming `tool` and how to install it, unless it is on PATH.
-pub fn require_tool(tool: &str, install: &str) {
-    let found = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::metadata(dir.join(tool))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    });
-    if !found {
-        panic!("missing tool `{tool}`: install it with `{install}` ({INSTALL_ALL})");
+#[track_caller]
+pub fn require_tool(tool: &str) {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if let Err(line) = check_tool(tool, &path) {
+        panic!("{line}");
     }
 }
 
 /// Panic with one line naming what to install, unless python3 can import every module.
-pub fn require_python_modules(modules: &[&str], install: &str) {
-    require_tool("python3", "apt-get install python3");
+/// Returns what the last line of `print_after` printed (after the imports), if given.
+#[track_caller]
+pub fn require_python_modules(modules: &[&str], install: &str, print_after: &str) -> String {
+    require_tool("python3");
     let out = Command::new("python3")
         .arg("-c")
-        .arg(format!("import {}", modules.join(", ")))
+        .arg(format!("import {}\n{print_after}", modules.join(", ")))
         .output()
-        .expect("python3 runs");
+        .unwrap_or_else(|e| panic!("python3 is on PATH but does not run: {e}"));
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().last().unwrap_or("").trim();
-        panic!(
-            "missing Python modules ({}): install them with `{install}` ({INSTALL_ALL}); python3 said: {last}",
-            modules.join(", ")
-        );
+        let last = err.lines().last().unwrap_or("").trim().to_string();
+        let what = format!("Python modules ({})", modules.join(", "));
+        panic!("{}; python3 said: {last}", missing_message(&what, install));
+    }
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// moto's server and boto3 (tests/moto_server.py, tests/aws_fixture.py), at the version
+/// tests/run.sh pins: its error bodies shape what the validation tests see, so another
+/// version is named up front, where a failure would otherwise be puzzling.
+#[cfg(feature = "aws")]
+#[track_caller]
+pub fn require_moto() {
+    let moto = pin("MOTO");
+    let found = require_python_modules(
+        &["moto", "moto.server", "flask", "flask_cors", "boto3"],
+        &format!(
+            "pip install 'moto[server]=={moto}' werkzeug=={}",
+            pin("WERKZEUG")
+        ),
+        "print(moto.__version__)",
+    );
+    if found != moto {
+        // Not fatal (a newer moto may well do), but the first thing to suspect if these
+        // tests fail; shown with a failing test's output.
+        eprintln!("note: moto {found} is installed; the tests are pinned to {moto} (tests/run.sh)");
     }
 }
 
@@ -219,4 +295,90 @@ impl Server {
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
+}
+
+#[test]
+fn a_missing_tool_is_named_in_one_line_with_its_install_command() {
+    use std::ffi::OsStr;
+    assert_eq!(
+        check_tool("skopeo", OsStr::new("/nonexistent:/also-not-here")),
+        Err(
+            "missing tool `skopeo`: install it with `apt-get install skopeo`, or everything \
+             the tests need with `tests/run.sh --install-only`"
+                .to_string()
+        )
+    );
+    let sh = Path::new("/bin/sh").parent().unwrap().as_os_str();
+    assert!(found_in("sh", sh));
+    // The pinned ones name the version tests/run.sh installs.
+    let e = check_tool("pre-commit", OsStr::new("/nonexistent")).unwrap_err();
+    assert!(
+        e.contains(&format!("pip install pre-commit=={}", pin("PRE_COMMIT"))),
+        "{e}"
+    );
+    assert!(
+        pin("MOTO").split('.').all(|n| n.parse::<u32>().is_ok()),
+        "{}",
+        pin("MOTO")
+    );
+    // A tool the table does not know is a mistake in the test, said as such.
+    let err = std::panic::catch_unwind(|| require_tool("skopeo-but-not-really"));
+    let msg = panic_text(err.unwrap_err());
+    assert!(msg.contains("add its install command"), "{msg}");
+}
+
+#[test]
+fn a_missing_python_module_is_named_in_one_line() {
+    if !on_path("python3") {
+        return; // the line for python3 itself is require_tool's, tested above
+    }
+    let err = std::panic::catch_unwind(|| {
+        require_python_modules(&["leakhound_test_no_such_module"], "pip install x", "")
+    });
+    let msg = panic_text(err.unwrap_err());
+    assert!(
+        msg.starts_with("missing Python modules (leakhound_test_no_such_module): install it with `pip install x`"),
+        "{msg}"
+    );
+    assert!(msg.contains("tests/run.sh --install-only"), "{msg}");
+    assert!(msg.contains("No module named"), "{msg}");
+    assert!(!msg.contains('\n'), "{msg}");
+}
+
+#[test]
+fn a_server_that_exits_before_listening_is_reported_at_once_with_what_it_said() {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "echo no config here >&2; exit 3"]);
+    let start = std::time::Instant::now();
+    let start_it = std::panic::AssertUnwindSafe(|| Server::start("a test server", cmd, |_| None));
+    let msg = panic_text(std::panic::catch_unwind(start_it).map(|_| ()).unwrap_err());
+    assert!(msg.contains("a test server did not start"), "{msg}");
+    assert!(msg.contains("exit status: 3"), "{msg}");
+    assert!(msg.contains("no config here"), "{msg}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_server_announces_itself_and_its_output_is_kept() {
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "echo starting; echo listening on 127.0.0.1:4242; exec sleep 60",
+    ]);
+    let server = Server::start("a test server", cmd, |line| {
+        line.strip_prefix("listening on ").map(String::from)
+    });
+    assert_eq!(server.announced, "127.0.0.1:4242");
+    assert!(server.log().contains("starting"), "{}", server.log());
+}
+
+fn panic_text(e: Box<dyn std::any::Any + Send>) -> String {
+    e.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
 }

@@ -1,15 +1,21 @@
 //! `--validate` against moto's server (tests/moto_server.py) on 127.0.0.1 with authentication
 //! enforced: every status from real STS calls.
 
-use crate::util::{fake_aws, require_python_modules, to_run, Run, Sandbox, Server};
+use crate::util::{fake_aws, to_run, Run, Sandbox};
+// What only the STS tests use: they need the `aws` feature.
+#[cfg(feature = "aws")]
+use crate::util::{require_moto, Server};
+#[cfg(feature = "aws")]
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+#[cfg(feature = "aws")]
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "aws")]
 /// moto on a port it picked itself, with the fixture's credentials.
 struct Moto {
     server: Server,
@@ -17,12 +23,10 @@ struct Moto {
     creds: Value,
 }
 
+#[cfg(feature = "aws")]
 impl Moto {
     fn start() -> Moto {
-        require_python_modules(
-            &["moto.server", "flask", "flask_cors", "boto3"],
-            "pip install 'moto[server]==5.2.5'",
-        );
+        require_moto();
         let here = env!("CARGO_MANIFEST_DIR");
         let mut cmd = Command::new("python3");
         cmd.arg(format!("{here}/tests/moto_server.py"))
@@ -69,6 +73,7 @@ impl Moto {
     }
 }
 
+#[cfg(feature = "aws")]
 /// The body of `GET path` on `addr`, over HTTP/1.0 so the server closes when done.
 fn http_get(addr: &str, path: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -84,11 +89,13 @@ fn http_get(addr: &str, path: &str) -> String {
 /// A loopback port on which nothing can be listening: bound by this socket, which never
 /// listens, so a connection is refused for as long as it is held (a port that was free a
 /// moment ago may not be free now).
+#[cfg(feature = "aws")]
 struct Refusing {
     fd: libc::c_int,
     port: u16,
 }
 
+#[cfg(feature = "aws")]
 impl Refusing {
     fn new() -> Refusing {
         // SAFETY: plain socket calls on a socket this function owns; `addr` and `len` are
@@ -116,6 +123,7 @@ impl Refusing {
     }
 }
 
+#[cfg(feature = "aws")]
 impl Drop for Refusing {
     fn drop(&mut self) {
         // SAFETY: the socket is this struct's own.
@@ -185,6 +193,7 @@ fn read_request(conn: &mut TcpStream) -> Option<()> {
     Some(())
 }
 
+#[cfg(feature = "aws")]
 fn creds_file(id: &str, secret: &str, token: Option<&str>) -> String {
     let mut s = format!("aws_access_key_id = {id}\naws_secret_access_key = {secret}\n");
     if let Some(t) = token {
@@ -207,6 +216,7 @@ fn validate(sb: &Sandbox, endpoint: &str, extra: &[&str]) -> Run {
     to_run(c.output().unwrap())
 }
 
+#[cfg(feature = "aws")]
 /// The validation of the key id finding in `file`.
 fn status_of(doc: &Value, file: &str) -> Value {
     doc["findings"]
@@ -219,6 +229,7 @@ fn status_of(doc: &Value, file: &str) -> Value {
 }
 
 #[test]
+#[cfg(feature = "aws")]
 fn every_status_comes_from_a_real_call() {
     let moto = Moto::start();
     let sb = Sandbox::new();
@@ -270,6 +281,7 @@ fn every_status_comes_from_a_real_call() {
 }
 
 #[test]
+#[cfg(feature = "aws")]
 fn canaries_are_never_called_and_a_set_is_checked_once() {
     let moto = Moto::start();
     let sb = Sandbox::new();
@@ -311,6 +323,7 @@ fn canaries_are_never_called_and_a_set_is_checked_once() {
 }
 
 #[test]
+#[cfg(feature = "aws")]
 fn network_failures_and_server_errors_are_unknown_never_invalid() {
     let sb = Sandbox::new();
     let (id, secret) = fake_aws(74);
@@ -506,6 +519,7 @@ fn malformed_configs_are_errors_that_name_the_place() {
 }
 
 #[test]
+#[cfg(feature = "aws")]
 fn the_audit_log_records_validations_and_hooks_without_secrets() {
     let moto = Moto::start();
     let sb = Sandbox::new();
@@ -559,6 +573,7 @@ fn the_audit_log_records_validations_and_hooks_without_secrets() {
 }
 
 #[test]
+#[cfg(feature = "aws")]
 fn deactivation_end_to_end_leaves_the_key_inactive_and_invalid() {
     let moto = Moto::start();
     let sb = Sandbox::new();
@@ -639,6 +654,7 @@ fn deactivation_end_to_end_leaves_the_key_inactive_and_invalid() {
 }
 
 #[test]
+#[cfg(feature = "aws")]
 fn validate_checks_an_earlier_report_and_keeps_it_redacted() {
     let moto = Moto::start();
     let sb = Sandbox::new();
@@ -726,6 +742,7 @@ fn incomplete_sets_are_skipped_without_a_request() {
     assert_eq!(sts.count(), 0, "an incomplete set was sent to STS");
 }
 
+#[cfg(feature = "aws")]
 /// A GetCallerIdentity answer in the awsQuery shape STS uses, around `result`.
 fn caller_identity(result: &str) -> String {
     format!(
@@ -736,6 +753,7 @@ fn caller_identity(result: &str) -> String {
 }
 
 #[test]
+#[cfg(feature = "aws")]
 fn a_200_without_account_and_arn_is_unknown_uncached_and_fires_no_live_hook() {
     let sb = Sandbox::new();
     let (id, secret) = fake_aws(92);
@@ -906,29 +924,4 @@ timeout = "500ms"
     assert!(r.stderr.contains("hook-says-hello"), "{}", r.stderr);
     assert!(r.stderr.contains("hook-warns"), "{}", r.stderr);
     assert!(!r.stdout.contains("hook-says"));
-}
-
-#[test]
-#[should_panic(
-    expected = "missing tool `leakhound-test-no-such-tool`: install it with `apt-get install x`"
-)]
-fn a_missing_tool_is_named_in_one_line() {
-    crate::util::require_tool("leakhound-test-no-such-tool", "apt-get install x");
-}
-
-#[test]
-fn a_server_that_exits_before_listening_is_reported_at_once_with_what_it_said() {
-    let mut cmd = Command::new("python3");
-    cmd.args(["-c", "import leakhound_test_no_such_module"]);
-    let start = Instant::now();
-    let start_it = std::panic::AssertUnwindSafe(|| Server::start("a test server", cmd, |_| None));
-    let err = std::panic::catch_unwind(start_it).map(|_| ()).unwrap_err();
-    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(msg.contains("a test server did not start"), "{msg}");
-    assert!(msg.contains("leakhound_test_no_such_module"), "{msg}");
-    assert!(
-        start.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        start.elapsed()
-    );
 }

@@ -14,16 +14,16 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 mod layer;
 mod layout;
+// Pulling over HTTP is the only part of this module that needs a network client.
+#[cfg(feature = "registry")]
 mod registry;
 
 pub use layer::{config_fields, walk_layer, whited_out, LayerEvent};
 use layout::{from_docker_archive, from_layout, LayoutDir, Tarball};
-use registry::from_registry;
-pub use registry::parse_registry_ref;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
@@ -38,9 +38,7 @@ pub enum ImageError {
 }
 
 const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
-const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
-const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
 
 /// How to reach a registry.
 #[derive(Debug, Clone, Default)]
@@ -106,7 +104,20 @@ pub fn resolve(reference: &str, opts: &RegistryOptions) -> Result<Image, ImageEr
             "expected oci:, oci-archive:, docker-archive: or [REGISTRY/]NAME[:TAG|@DIGEST]",
         ));
     }
-    from_registry(reference, opts)
+    #[cfg(feature = "registry")]
+    return registry::from_registry(reference, opts);
+    #[cfg(not(feature = "registry"))]
+    {
+        let _ = opts;
+        parse_registry_ref(reference)?;
+        Err(ImageError::Reference(
+            reference.to_string(),
+            "pulling from a registry needs the `registry` feature, which this leakhound was \
+             built without: copy the image out first (skopeo copy docker://IMAGE \
+             oci-archive:FILE) and scan oci-archive:FILE, or rebuild with --features registry"
+                .into(),
+        ))
+    }
 }
 
 /// `PATH[:TAG]`: the longest prefix that exists is the path.
@@ -253,6 +264,52 @@ fn with_config(
         warnings,
         opener,
     })
+}
+
+/// `[REGISTRY/]NAME[:TAG|@DIGEST]` split into registry host, repository and reference.
+pub fn parse_registry_ref(s: &str) -> Result<(String, String, String), ImageError> {
+    let bad = |why: &str| ImageError::Reference(s.to_string(), why.to_string());
+    let (name, reference) = if let Some((n, d)) = s.split_once('@') {
+        (n, d.to_string())
+    } else {
+        // A tag is after the last ':' that follows the last '/' (a port has a '/' after it).
+        let slash = s.rfind('/').map_or(0, |i| i + 1);
+        match s[slash..].rfind(':') {
+            Some(i) => (&s[..slash + i], s[slash + i + 1..].to_string()),
+            None => (s, "latest".to_string()),
+        }
+    };
+    let (registry, repo) = match name.split_once('/') {
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
+            (first.to_string(), rest.to_string())
+        }
+        _ => ("docker.io".to_string(), name.to_string()),
+    };
+    let repo = if registry == "docker.io" && !repo.contains('/') {
+        format!("library/{repo}")
+    } else {
+        repo
+    };
+    let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-/".contains(c);
+    if repo.is_empty() || !repo.chars().all(valid) {
+        return Err(bad(
+            "repository names are lowercase letters, digits, . _ - /",
+        ));
+    }
+    if reference.is_empty() || reference.contains('/') {
+        return Err(bad("empty or malformed tag"));
+    }
+    if reference.contains(':') {
+        check_digest(&reference)?;
+    }
+    let host = if registry == "docker.io" {
+        "registry-1.docker.io".to_string()
+    } else {
+        registry
+    };
+    Ok((host, repo, reference))
 }
 
 #[cfg(test)]

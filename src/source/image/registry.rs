@@ -2,52 +2,10 @@
 //! credentials from the flags or ~/.docker/config.json.
 
 use super::*;
+use std::sync::Mutex;
 
-/// `[REGISTRY/]NAME[:TAG|@DIGEST]` split into registry host, repository and reference.
-pub fn parse_registry_ref(s: &str) -> Result<(String, String, String), ImageError> {
-    let bad = |why: &str| ImageError::Reference(s.to_string(), why.to_string());
-    let (name, reference) = if let Some((n, d)) = s.split_once('@') {
-        (n, d.to_string())
-    } else {
-        // A tag is after the last ':' that follows the last '/' (a port has a '/' after it).
-        let slash = s.rfind('/').map_or(0, |i| i + 1);
-        match s[slash..].rfind(':') {
-            Some(i) => (&s[..slash + i], s[slash + i + 1..].to_string()),
-            None => (s, "latest".to_string()),
-        }
-    };
-    let (registry, repo) = match name.split_once('/') {
-        Some((first, rest))
-            if first.contains('.') || first.contains(':') || first == "localhost" =>
-        {
-            (first.to_string(), rest.to_string())
-        }
-        _ => ("docker.io".to_string(), name.to_string()),
-    };
-    let repo = if registry == "docker.io" && !repo.contains('/') {
-        format!("library/{repo}")
-    } else {
-        repo
-    };
-    let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-/".contains(c);
-    if repo.is_empty() || !repo.chars().all(valid) {
-        return Err(bad(
-            "repository names are lowercase letters, digits, . _ - /",
-        ));
-    }
-    if reference.is_empty() || reference.contains('/') {
-        return Err(bad("empty or malformed tag"));
-    }
-    if reference.contains(':') {
-        check_digest(&reference)?;
-    }
-    let host = if registry == "docker.io" {
-        "registry-1.docker.io".to_string()
-    } else {
-        registry
-    };
-    Ok((host, repo, reference))
-}
+const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
 
 struct Registry {
     agent: ureq::Agent,
