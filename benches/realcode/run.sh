@@ -21,6 +21,7 @@ PEERS=${PEERS:-$repo/../shared/bench/peers.sh}
 [[ -f $OUT/truth.jsonl && -d $TREE ]] || { echo "no tree in $OUT: run build.sh first" >&2; exit 2; }
 [[ -x $LH ]] || { echo "no leakhound binary at $LH (set LH=...)" >&2; exit 2; }
 [[ -f $PEERS ]] || { echo "no peers script at $PEERS (set PEERS=...)" >&2; exit 2; }
+LH=$(realpath "$LH")  # the tools run from $OUT
 eval "$(bash "$PEERS")"
 
 cd "$OUT"

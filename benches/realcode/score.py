@@ -82,23 +82,27 @@ def entropy(s):
     return -sum(n / len(s) * math.log2(n / len(s)) for n in c.values())
 
 
-TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.~:@!#%^&*]{16,}")
+# Runs of token characters; "." and ":" split them, so dotted names and URLs are judged by parts.
+TOKEN = re.compile(r"[A-Za-z0-9+/=_\-~@!#%^&*]{16,}")
 
 
 def mask(line, secrets=()):
-    """Mask what looks like a secret: the reported value when it is random-looking, and any long
-    run of token characters with digits and letters and high entropy. Identifiers stay."""
+    """Mask what looks like a secret: any long run of token characters with letters and digits
+    and high entropy (or very high entropy), and PEM blocks. Identifiers, dotted names and short
+    literals stay readable: they are what the false alarms are made of."""
     def hide(s):
         return s[:4] + "*" * min(len(s) - 4, 12) + f"({len(s)})"
 
     def looks_secret(s):
-        core = s.strip("=.-_:")
-        return (len(core) >= 16 and re.search(r"\d", core) and re.search(r"[A-Za-z]", core)
-                and entropy(core) >= 3.5) or "-----BEGIN" in s
+        core = s.strip("=-_")
+        if "-----BEGIN" in s:
+            return True
+        if len(core) < 16:
+            return False
+        h = entropy(core)
+        return (re.search(r"\d", core) and re.search(r"[A-Za-z]", core) and h >= 3.5) or \
+            (len(core) >= 24 and h >= 4.3)
 
-    for s in secrets:
-        if s and len(s) >= 8 and looks_secret(s) and s in line:
-            line = line.replace(s, hide(s))
     return TOKEN.sub(lambda m: hide(m.group(0)) if looks_secret(m.group(0)) else m.group(0), line)
 
 
@@ -138,6 +142,31 @@ def score(findings, truth):
     return found, extra
 
 
+def area(path):
+    """The tree's top folder for a path: python, js, go, java or rust."""
+    return path.split("/", 1)[0]
+
+
+def examples(extra, rule, n):
+    """N findings of RULE, taken in turn from each top folder and then from different files."""
+    by_area = collections.defaultdict(list)
+    for f in extra:
+        if f.rule == rule:
+            by_area[area(f.path)].append(f)
+    out, seen = [], set()
+    while len(out) < n and any(by_area.values()):
+        for k in sorted(by_area):
+            while by_area[k]:
+                f = by_area[k].pop(0)
+                if f.path not in seen or not any(g.path not in seen for g in by_area[k]):
+                    seen.add(f.path)
+                    out.append(f)
+                    break
+            if len(out) >= n:
+                break
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -172,7 +201,8 @@ def main():
         summary[tool] = {"found": len(found), "planted": len(truth), "findings": len(fs),
                          "extra": len(extra), "extra_by_rule": dict(by_rule.most_common()),
                          "missed_by_kind": dict(missed.most_common()),
-                         "missed_by_context": dict(missed_ctx.most_common()), "seconds": t}
+                         "missed_by_context": dict(missed_ctx.most_common()), "seconds": t,
+                         "extra_by_area": dict(collections.Counter(area(f.path) for f in extra))}
         details.append((tool, fs, extra, by_rule, missed, missed_ctx))
         if tool == "leakhound":
             with open(os.path.join(a.out, "lh-extra.txt"), "w") as w:
@@ -184,23 +214,16 @@ def main():
 
     for tool, fs, extra, by_rule, missed, missed_ctx in details:
         print(f"\n## {tool}: {len(fs)} findings, {len(extra)} beyond the planted ones")
+        areas = collections.Counter(area(f.path) for f in extra)
+        print("beyond the planted, by top folder: " + ", ".join(f"{k} {v}" for k, v in sorted(areas.items())))
         if missed:
             print(f"missed planted, by kind: {dict(missed.most_common())}")
             print(f"missed planted, by place: {dict(missed_ctx.most_common())}")
         for rule, n in by_rule.most_common(a.top):
             print(f"\n  {rule}: {n}")
-            ex = [f for f in extra if f.rule == rule]
-            # Examples from different files where possible.
-            seen, shown = set(), 0
-            for f in ex:
-                if f.path in seen and len({g.path for g in ex}) > a.examples:
-                    continue
-                seen.add(f.path)
+            for f in examples(extra, rule, a.examples):
                 line = tree_line(tree, f.path, f.line).strip()
                 print(f"    {f.path}:{f.line}: {mask(line, f.secrets)[:160]}")
-                shown += 1
-                if shown >= a.examples:
-                    break
         rest = len(by_rule) - a.top
         if rest > 0:
             print(f"\n  … and {rest} more rules: "
