@@ -8,7 +8,7 @@
 #   OUT    the folder build.sh filled (default /tmp/leakhound-realcode); reports go there too
 #   LH     the leakhound binary (default /work/main/target/release/leakhound)
 #   PEERS  the script that installs the peers (default ../shared/bench/peers.sh beside the repo)
-#   DS=1   also run detect-secrets (slow: minutes on this tree)
+#   DS=1   also run detect-secrets (slow: still running after 30 minutes on this tree)
 #
 # Each tool runs once, without validation (no network), and its wall time is quoted as rough.
 set -euo pipefail
