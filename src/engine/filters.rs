@@ -349,9 +349,10 @@ fn is_literal(hay: &[u8], m: &Match) -> bool {
     // `key: self.key,` a field, neither ends there.
     let line_end = memchr::memchr(b'\n', &hay[m.end..]).map_or(hay.len(), |p| m.end + p);
     let rest = hay[m.end..line_end].trim_ascii();
-    if (rest.is_empty() || rest.starts_with(b"#") || rest.starts_with(b";"))
-        && (config_key(head) || flag(head))
-    {
+    // `;` after a space starts an INI comment; right after the value it ends a statement of
+    // code (`this.token = refreshTokenOrObject;`).
+    let comment = rest.starts_with(b"#") || (rest.starts_with(b";") && after != Some(b';'));
+    if (rest.is_empty() || comment) && (config_key(head) || flag(head)) {
         return true;
     }
     // A `key=value` pair of a log line (`login user=bob password=… host=db`), or a flag
@@ -420,7 +421,8 @@ fn dictionary() -> &'static std::collections::HashSet<&'static str> {
 /// Two-letter parts common in identifiers.
 const SHORT_WORDS: &[&str] = &[
     "id", "db", "io", "ui", "os", "ok", "to", "by", "of", "in", "on", "at", "is", "no", "up", "pk",
-    "sk", "my", "fs", "js", "py", "rs", "go", "tx", "rx", "ip", "vm", "ci", "cd",
+    "sk", "my", "fs", "js", "py", "rs", "go", "tx", "rx", "ip", "vm", "ci", "cd", "or", "an", "as",
+    "if", "be", "do", "it", "we", "so", "re",
 ];
 
 /// Whether `s` (a lowercase run of letters) splits into dictionary words of 3 letters or
@@ -585,6 +587,7 @@ mod tests {
             "HTTPPasswordMgr",
             "refresh_token_v2",
             "correcthorse_battery",
+            "refreshTokenPathOrObject",
         ] {
             assert!(made_of_words(w.as_bytes()), "{w}");
         }
@@ -640,6 +643,11 @@ mod tests {
             "self.or1_token.clone"
         ));
         assert!(!lit("password = base64.b64encode(x)", "base64.b64encode"));
+        assert!(!lit("this.token = q8Vz3LmT0pWx9RkJ;", "q8Vz3LmT0pWx9RkJ"));
+        assert!(lit(
+            "password = q8Vz3LmT0pWx9RkJ ; prod",
+            "q8Vz3LmT0pWx9RkJ"
+        ));
         assert!(!lit(
             "def f(password, tokenizer_name_x)",
             "tokenizer_name_x"
