@@ -8,6 +8,8 @@
 
 mod check;
 mod filters;
+mod literal;
+mod words;
 
 use crate::rules::{Rule, RuleError, MAX_WINDOW};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
