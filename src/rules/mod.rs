@@ -128,24 +128,16 @@ impl Confidence {
     }
 }
 
-impl std::str::FromStr for Confidence {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "low" => Ok(Confidence::Low),
-            "medium" => Ok(Confidence::Medium),
-            "high" => Ok(Confidence::High),
-            _ => Err(format!("unknown confidence {s:?} (low, medium, high)")),
-        }
-    }
-}
-
 impl Rule {
-    /// The rule's confidence: as written, or derived from its shape (see the field).
+    /// The rule's confidence: as written, or as derived from its shape when it was loaded
+    /// (see the field).
     pub fn confidence(&self) -> Confidence {
-        if let Some(c) = self.confidence {
-            return c;
-        }
+        self.confidence.unwrap_or_else(|| self.derived_confidence())
+    }
+
+    /// What the rule's shape says (see the field); parses the pattern, so it runs once, at
+    /// load, not per finding.
+    fn derived_confidence(&self) -> Confidence {
         if self.generic {
             Confidence::Low
         } else if self.checksum.is_some()
@@ -274,6 +266,7 @@ pub fn parse(origin: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
     let mut rules = file.rules;
     for r in &mut rules {
         r.origin = origin.to_string();
+        r.confidence = Some(r.confidence());
     }
     Ok(rules)
 }
