@@ -339,9 +339,10 @@ pub struct ReportArgs {
     pub audit_log: Option<PathBuf>,
     /// Report only findings at least this sure: `high` (a provider format with a fixed
     /// prefix, a checksum or a paired structure), `medium`, `low` (a generic value known by
-    /// its context alone). Fewer are left out than counted: the summary says how many.
-    #[arg(long, value_enum, default_value_t = ConfidenceArg::Low)]
-    pub min_confidence: ConfidenceArg,
+    /// its context alone, a weak password, a test fixture). Default: `medium` for `scan`,
+    /// `git` and `image`, `low` for `env`. The summary counts what was left out.
+    #[arg(long, value_enum)]
+    pub min_confidence: Option<ConfidenceArg>,
 }
 
 /// `--min-confidence`.

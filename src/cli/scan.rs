@@ -3,6 +3,7 @@
 use super::args::{EnvArgs, GitArgs, ImageArgs, ScanArgs};
 use super::setup::{print_warning, Session};
 use super::{EXIT_CLEAN, EXIT_FINDINGS};
+use crate::rules::Confidence;
 use crate::source::fs::WalkOptions;
 use anyhow::{bail, Context as _, Result};
 use std::io::Write;
@@ -15,7 +16,7 @@ pub fn scan(a: ScanArgs) -> Result<i32> {
     if stdin && a.paths.len() > 1 {
         bail!("`-` (standard input) cannot be combined with other paths");
     }
-    let mut s = Session::new(r, &a.paths)?;
+    let mut s = Session::new(r, &a.paths, Confidence::Medium)?;
     s.scanner = s.scanner.with_archives(a.input.archives());
     let outcome = if stdin {
         s.scanner
@@ -39,7 +40,7 @@ pub fn git(a: GitArgs) -> Result<i32> {
     use crate::source::git::{Repo, Select};
     let r = &a.report;
     let dir = a.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-    let mut s = Session::new(r, std::slice::from_ref(&dir))?;
+    let mut s = Session::new(r, std::slice::from_ref(&dir), Confidence::Medium)?;
     s.scanner = s.scanner.with_archives(a.input.archives());
     let repo = Repo::open(&dir).with_context(|| format!("{}", dir.display()))?;
     let select = match (a.staged, &a.since, &a.range) {
@@ -71,7 +72,7 @@ pub fn git(a: GitArgs) -> Result<i32> {
 
 pub fn image(a: ImageArgs) -> Result<i32> {
     let r = &a.report;
-    let mut s = Session::new(r, &[])?;
+    let mut s = Session::new(r, &[], Confidence::Medium)?;
     s.scanner = s.scanner.with_archives(a.input.archives());
     // Layers are scanned in parallel on rayon's pool: size it as -j says.
     let _ = rayon::ThreadPoolBuilder::new()
@@ -108,7 +109,7 @@ const RUNTIME_CREDENTIALS: &[&str] = &[
 pub fn env(a: EnvArgs) -> Result<i32> {
     use crate::source::env::Environment;
     let r = &a.report;
-    let s = Session::new(r, &a.files)?;
+    let s = Session::new(r, &a.files, Confidence::Low)?;
     let mut envs = Vec::new();
     for pid in &a.pid {
         envs.push(Environment::of_pid(*pid).with_context(|| {

@@ -8,7 +8,7 @@ use crate::model::Warning;
 use crate::policy::{self, Config, Policy};
 use crate::report::{printable, HumanOptions};
 use crate::respond::{Audit, Hook};
-use crate::rules;
+use crate::rules::{self, Confidence};
 use crate::scan::{Outcome, Scanner};
 use anyhow::{bail, Context as _, Result};
 use std::io::{IsTerminal, Write};
@@ -78,11 +78,13 @@ pub struct Session {
     hooks: Vec<Hook>,
     canaries: Vec<String>,
     pub out: Output,
+    min_confidence: Confidence,
 }
 
 impl Session {
-    /// From the operator's config (allowlists, rules, hooks) and the report flags.
-    pub fn new(r: &ReportArgs, scanned: &[PathBuf]) -> Result<Session> {
+    /// From the operator's config (allowlists, rules, hooks) and the report flags;
+    /// `confidence` is the command's default `--min-confidence`.
+    pub fn new(r: &ReportArgs, scanned: &[PathBuf], confidence: Confidence) -> Result<Session> {
         let (cfg, cfg_name) = config(r.rules.config.as_deref(), scanned)?;
         let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
         if let Some(b) = &r.baseline {
@@ -100,6 +102,7 @@ impl Session {
             hooks,
             canaries: cfg.validate.canary_accounts.clone(),
             out: open_output(r.output.as_deref(), r.show_secrets)?,
+            min_confidence: r.min_confidence.map_or(confidence, Into::into),
         })
     }
 
@@ -134,7 +137,7 @@ impl Session {
             format: r.format.into(),
             human: HumanOptions { color },
             show_secrets: r.show_secrets,
-            min_confidence: r.min_confidence.into(),
+            min_confidence: self.min_confidence,
         };
         let mut baseline = match &r.write_baseline {
             Some(p) => Some((open_output(Some(p), false)?, p)),

@@ -86,10 +86,48 @@ pub fn shannon_entropy(bytes: &[u8]) -> f64 {
         .sum()
 }
 
+/// The example values of the specifications, copied into every library and its tests.
+const KNOWN_EXAMPLES: &[&str] = &[
+    // RFC 6749 (OAuth 2.0): access token, refresh token, code, client credentials
+    // (`s6BhdRkqt3:gX1fBat3bV`, and in Basic).
+    "2YotnFZFEjr1zCsicMWpAA",
+    "tGzv3JOkF0XG5Qx2TlKWIA",
+    "SplxlOBeZQQYbYS6WxSbIA",
+    "gX1fBat3bV",
+    "czZCaGRSa3F0MzpnWDFmQmF0M2JW",
+    // RFC 6750 (bearer tokens) and OpenID Connect Core.
+    "mF_9.B5f-4.1JqM",
+    "SlAV32hkKG",
+    "8xLOxBtZp8",
+    // RFC 5849 (OAuth 1.0): consumer and token keys and secrets.
+    "dpf43f3p2l4k3l03",
+    "kd94hf93k423kf44",
+    "hh5s93j4hdidpola",
+    "hdk48Djdsa",
+    "nnch734d00sl2jdk",
+    "pfkkdhi9sl3r4s00",
+    "9djdj82h48djs9d2",
+    "kllo9940pd9333jh",
+    "j49sk3j29djd",
+    "dh893hdasih9",
+    "ad180jjd733klru7",
+    "hdhd0244k9j7ao03",
+    // RFC 7009 (token revocation).
+    "45ghiukldjahdnhzdauz",
+    // RFC 7617 / 2617 (Basic): `Aladdin:open sesame`.
+    "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+];
+
 /// AWS documents its example credentials with an `EXAMPLE` suffix (`AKIAIOSFODNN7EXAMPLE`,
-/// `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`); other vendors copied the habit.
+/// `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`); other vendors copied the habit. The
+/// specifications' own examples ([`KNOWN_EXAMPLES`]) and jwt.io's token (its payload
+/// `{"sub":"1234567890","name":"John Doe",…}`) are examples wherever they appear.
 fn is_documentation_example(secret: &[u8]) -> bool {
-    secret.ends_with(b"EXAMPLE") || secret.ends_with(b"EXAMPLEKEY")
+    const JWT_IO_PAYLOAD: &[u8] = b"eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIi";
+    secret.ends_with(b"EXAMPLE")
+        || secret.ends_with(b"EXAMPLEKEY")
+        || KNOWN_EXAMPLES.iter().any(|e| secret == e.as_bytes())
+        || memchr::memmem::find(secret, JWT_IO_PAYLOAD).is_some()
 }
 
 const PLACEHOLDER_WORDS: &[&str] = &[
@@ -140,8 +178,14 @@ fn is_placeholder(secret: &[u8]) -> bool {
         return true;
     }
     // `$NAME` is a shell variable and `{name}` a format field, not their values.
+    // `[Filtered]` and `@TOKEN@` are what a sanitiser or a template leaves; a value cut
+    // short with `...` is elided in documentation.
     if (secret.len() > 1 && secret[0] == b'$' && secret[1].is_ascii_alphabetic())
         || (secret.starts_with(b"{") && secret.ends_with(b"}"))
+        || (secret.starts_with(b"[") && secret.ends_with(b"]"))
+        || is_template_marker(secret)
+        || secret.ends_with(b"...")
+        || secret.ends_with("\u{2026}".as_bytes())
     {
         return true;
     }
@@ -150,6 +194,20 @@ fn is_placeholder(secret: &[u8]) -> bool {
         return true;
     }
     is_filler(secret)
+}
+
+/// `@SECURITY_TOKEN@` or `@SECURITY_TOKEN`: a template's marker (autoconf, Ansible test
+/// templates), a name in capitals between `@`s.
+fn is_template_marker(s: &[u8]) -> bool {
+    let Some(name) = s.strip_prefix(b"@") else {
+        return false;
+    };
+    let name = name.strip_suffix(b"@").unwrap_or(name);
+    name.len() >= 3
+        && name[0].is_ascii_uppercase()
+        && name
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
 }
 
 /// An identifier that is filler, not an id: `AKIAXXXXXXXXXXXXXXXX`, `AKIA0000000000000000`.
@@ -219,7 +277,7 @@ pub(crate) fn base62_6(mut n: u32) -> [u8; 6] {
     out
 }
 
-fn b64_decode_lenient(s: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn b64_decode_lenient(s: &[u8]) -> Option<Vec<u8>> {
     let trimmed: Vec<u8> = s.iter().copied().filter(|&b| b != b'=').collect();
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(&trimmed)
@@ -278,9 +336,39 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     }
     // Variable references and code: `os.environ`, `settings.SECRET`, `MY_TOKEN_NAME`,
     // `process.env.X`, `get_password()`.
-    let identifier =
-        |s: &[u8]| !s.is_empty() && s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_');
-    if secret.split(|&b| b == b'.').all(identifier) && secret.contains(&b'.') {
+    // Dotted names: `settings.SECRET`, `v4Internal.AmzSecurityTokenKey`,
+    // `sun.security.pkcs11.P11SecretKeyFactory`.
+    let identifier = |s: &[u8]| {
+        s.first()
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    };
+    // A name, not a random value with a dot in it: the last part is letters or words.
+    let name = |s: &[u8]| {
+        s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_') || super::words::made_of_words(s)
+    };
+    if secret.contains(&b'.')
+        && secret.split(|&b| b == b'.').all(identifier)
+        && secret.rsplit(|&b| b == b'.').next().is_some_and(name)
+    {
+        return true;
+    }
+    // An HTTP header's name (`X-Amz-Security-Token`) and a form body or query string
+    // (`hh5s93j4&oauth_token_secret=…`): many values, not one.
+    if (secret.starts_with(b"X-") || secret.starts_with(b"x-"))
+        && secret
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+    {
+        return true;
+    }
+    if secret.split(|&b| b == b'&').skip(1).any(|pair| {
+        pair.contains(&b'=')
+            && pair
+                .iter()
+                .take_while(|&&b| b != b'=')
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    }) {
         return true;
     }
     if secret
@@ -367,6 +455,9 @@ mod tests {
             "abababababab",
             "{db_password}",
             "$PGPASSWORD",
+            "[Filtered]",
+            "@SECURITY_TOKEN@",
+            "ya29.c.b0Aa9Vdyk...",
         ] {
             assert!(is_placeholder(p.as_bytes()), "{p}");
         }
@@ -384,6 +475,16 @@ mod tests {
         assert!(generic_reject(b"password_hash = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
         assert!(generic_reject(b"password = ", b"correcthorsebattery"));
         assert!(generic_reject(b"token_count: \"", b"token_count-415"));
+        assert!(generic_reject(
+            b"token = ",
+            b"v4Internal.AmzSecurityTokenKey"
+        ));
+        assert!(generic_reject(b"token = ", b"X-Amz-Security-Token"));
+        assert!(generic_reject(
+            b"token=",
+            b"45ghiukldjahdnhzdauz&token_type_hint=refresh_token"
+        ));
         assert!(!generic_reject(b"password = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
+        assert!(!generic_reject(b"password = ", b"q8Vz3L&mT0pWx9RkJ2nHs"));
     }
 }

@@ -7,6 +7,7 @@
 //! keyword's hit: the prefilter never drops a match the full regex would find.
 
 mod check;
+pub mod confidence;
 mod filters;
 mod literal;
 mod words;

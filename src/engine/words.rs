@@ -92,17 +92,23 @@ pub(super) fn made_of_words(s: &[u8]) -> bool {
             }
         } else if segments(&lower) {
             words += 1 + usize::from(p.len() >= 8 && !dictionary().contains(lower.as_str()));
-        } else if wordlike(&lower) {
-            // A rarer word (`Elliptic`): one is allowed among known ones.
+        } else if p.len() <= 3 || wordlike(&lower) {
+            // A rarer word (`Elliptic`, `Oauth`) or a short part (`Amz`, `Mcp`): one for
+            // every two words.
             unknown += 1;
-            if unknown > 1 {
-                return false;
-            }
         } else {
             return false;
         }
     }
-    words >= 2
+    words >= 2 && unknown <= (words / 2).max(1)
+}
+
+/// Whether `s`, letters only, is a dictionary word or splits into words of 3 letters or more,
+/// in any case: `tiger`, `Filtered`, `secretpass`.
+pub(super) fn is_word(s: &[u8]) -> bool {
+    s.len() >= 3
+        && s.iter().all(u8::is_ascii_alphabetic)
+        && segments(&String::from_utf8_lossy(s).to_ascii_lowercase())
 }
 
 /// A run of letters shaped like a word: vowels in it, and no long consonant clusters.
@@ -115,7 +121,7 @@ fn wordlike(s: &str) -> bool {
         run = if vowel(c) { 0 } else { run + 1 };
         run >= 4
     });
-    (4..=14).contains(&b.len()) && vowels * 4 >= b.len() && !clustered
+    (3..=14).contains(&b.len()) && vowels * 4 >= b.len() && !clustered
 }
 
 #[cfg(test)]
@@ -134,6 +140,9 @@ mod tests {
             "refresh_token_v2",
             "correcthorse_battery",
             "refreshTokenPathOrObject",
+            "McpOauthTokenEndpointAuth",
+            "ExclusiveStartBackupArn",
+            "EllipticCurvePrivateKeyWithSerialization",
         ] {
             assert!(made_of_words(w.as_bytes()), "{w}");
         }

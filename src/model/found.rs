@@ -76,6 +76,12 @@ pub fn findings_masked(
     provenance: &Provenance,
     origin: Origin,
 ) -> Vec<Finding> {
+    // Where the content lives, for judging a value's place: an environment's origin (a pid,
+    // a dump file), not its variable's name.
+    let place = match provenance {
+        Provenance::Env { origin, .. } => origin.as_str(),
+        p => p.path(),
+    };
     let mut sorted: Vec<&Match> = matches.iter().collect();
     sorted.sort_by_key(|m| m.start);
     let mut masks: Vec<&Match> = known.iter().chain(matches).collect();
@@ -101,7 +107,7 @@ pub fn findings_masked(
         out.push(Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
-            confidence: rule.confidence(),
+            confidence: crate::engine::confidence::of(rule, secret, place),
             provenance: provenance.clone(),
             line,
             column,

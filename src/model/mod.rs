@@ -108,7 +108,8 @@ pub struct Annotation {
 pub struct Finding {
     pub rule_id: String,
     pub rule_name: String,
-    /// How sure this is to be a secret: its rule's confidence.
+    /// How sure this is to be a secret: its rule's confidence, moved by the value and its place
+    /// ([`crate::engine::confidence`]).
     pub confidence: Confidence,
     pub provenance: Provenance,
     /// 1-based line and column (in characters) of the secret's first byte.
@@ -152,7 +153,7 @@ impl Finding {
         Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
-            confidence: rule.confidence(),
+            confidence: crate::engine::confidence::of(rule, secret, path),
             provenance: Provenance::Stream {
                 name: path.to_string(),
             },

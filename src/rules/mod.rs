@@ -64,6 +64,10 @@ pub struct Rule {
     /// paths and values without a mix of character classes.
     #[serde(default)]
     pub generic: bool,
+    /// The secret is a password a person chose (in a URL, a `.netrc`), not a generated token:
+    /// a weak one (short, one character class, words) makes the finding `low`.
+    #[serde(default)]
+    pub password: bool,
     /// The validator that checks this rule's matches, and which part of a credential they
     /// are (`validator = { name = "aws", part = "secret" }`).
     #[serde(default)]
@@ -80,7 +84,8 @@ pub struct Rule {
     pub words: bool,
     /// How sure a match of this rule is to be a secret. Derived when not given: `low` for
     /// generic rules, `high` for a checksum, a companion (`requires`) or a fixed prefix in
-    /// the secret, else `medium`.
+    /// the secret, else `medium`. Each finding's value can move it
+    /// ([`crate::engine::confidence`]).
     #[serde(default)]
     confidence: Option<Confidence>,
     /// Bytes searched on each side of a keyword hit, for patterns whose length is unbounded.

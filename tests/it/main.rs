@@ -10,6 +10,7 @@ mod admission;
 mod architecture;
 mod archive;
 mod cli;
+mod confidence;
 mod decode;
 mod env;
 mod equivalence;

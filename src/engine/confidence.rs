@@ -1,0 +1,311 @@
+//! A finding's confidence: its rule's, moved by what the value and its place say.
+//!
+//! The rule gives the start (`Rule::confidence`). Three things move it, each one a property of
+//! the found value that the rule alone cannot know:
+//! - a generic value (known by its context alone) rises to `medium` when it looks generated
+//!   (long, mixed character classes, high entropy, not words) and does not sit in a test, an
+//!   example or documentation, where generated-looking fixtures are the norm;
+//! - a password a person chose (`Rule::password`: in a URL, a `.netrc`) falls to `low` when it
+//!   is weak: short, one character class, or made of words (`tiger`, `secretpass`,
+//!   `top%20secret`);
+//! - a JWT (`checksum = "jwt"`) falls to `low` when its payload carries no claim a real token
+//!   has (`{"foo":"bar"}` in a library's tests).
+
+use super::filters::{b64_decode_lenient, shannon_entropy};
+use crate::rules::{Checksum, Confidence, Rule};
+
+/// The confidence of `rule`'s finding of `secret` at `path` (the path within its source; a
+/// stream's name).
+pub fn of(rule: &Rule, secret: &[u8], path: &str) -> Confidence {
+    let base = rule.confidence();
+    if rule.generic {
+        if base == Confidence::Low && looks_generated(secret) && !is_test_or_doc(path) {
+            return Confidence::Medium;
+        }
+        return base;
+    }
+    if rule.password && is_weak_password(secret) {
+        return Confidence::Low;
+    }
+    if rule.checksum == Some(Checksum::Jwt) && jwt_without_claims(secret) {
+        return Confidence::Low;
+    }
+    base
+}
+
+/// Character classes in `s`: lowercase, uppercase, digits, others.
+fn classes(s: &[u8]) -> usize {
+    let has = |f: fn(&u8) -> bool| usize::from(s.iter().any(f));
+    has(u8::is_ascii_lowercase)
+        + has(u8::is_ascii_uppercase)
+        + has(u8::is_ascii_digit)
+        + has(|b| !b.is_ascii_alphanumeric())
+}
+
+/// A value a machine made, not a person or a program's author: 12 characters or more, not
+/// words, entropy of 3 bits per character or more, and three character classes (or two
+/// over 20 characters and more entropy: hex and base32 tokens).
+fn looks_generated(s: &[u8]) -> bool {
+    if s.len() < 12 || is_wordy(s) || decodes_to_text(s) {
+        return false;
+    }
+    let entropy = shannon_entropy(s);
+    let classes = classes(s);
+    entropy >= 3.0 && (classes >= 3 || (s.len() >= 20 && classes >= 2 && entropy >= 3.5))
+}
+
+/// Whether a person could have typed `s` to remember it: under 8 characters, one character
+/// class under 16, or words with at most a short number (after percent-decoding).
+fn is_weak_password(s: &[u8]) -> bool {
+    let s = percent_decode(s);
+    s.len() < 8 || (classes(&s) <= 1 && s.len() < 16) || is_wordy(&s)
+}
+
+/// `%40` → `@`: URLs carry passwords percent-encoded.
+fn percent_decode(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+        if s[i] == b'%' && i + 2 < s.len() {
+            if let (Some(h), Some(l)) = (hex(s[i + 1]), hex(s[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(s[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Words and short numbers joined by anything: `NEW!!secret-access-token`, `Summer2024!`,
+/// `this is a token`, `[Filtered]`. At least one word; parts of one or two letters pass; no
+/// other part.
+fn is_wordy(s: &[u8]) -> bool {
+    let mut words = 0;
+    for part in s
+        .split(|b| !b.is_ascii_alphanumeric())
+        .filter(|p| !p.is_empty())
+    {
+        if super::words::made_of_words(part) {
+            words += 1;
+            continue;
+        }
+        for run in part.chunk_by(|a, b| a.is_ascii_digit() == b.is_ascii_digit()) {
+            if run[0].is_ascii_digit() {
+                if run.len() > 4 {
+                    return false;
+                }
+            } else if super::words::is_word(run) {
+                words += 1;
+            } else if run.len() > 2 {
+                return false;
+            }
+        }
+    }
+    words > 0
+}
+
+/// Base64 of plain text (`dGhpcyBpcyBhIHRva2Vu` is "this is a token"): a test's stand-in.
+fn decodes_to_text(s: &[u8]) -> bool {
+    if s.len() < 16 {
+        return false;
+    }
+    b64_decode_lenient(s).is_some_and(|d| {
+        d.len() >= 8
+            && d.iter().all(|&b| (0x20..0x7f).contains(&b))
+            && d.contains(&b' ')
+            && is_wordy(&d)
+    })
+}
+
+/// The claims of real tokens: the registered ones (RFC 7519) and the usual private ones.
+const CLAIMS: &[&str] = &[
+    "iss",
+    "sub",
+    "aud",
+    "exp",
+    "nbf",
+    "iat",
+    "jti",
+    "scope",
+    "scp",
+    "azp",
+    "client_id",
+    "email",
+    "role",
+    "roles",
+    "uid",
+    "user_id",
+    "tid",
+    "oid",
+    "sid",
+    "kid",
+    "username",
+    "groups",
+];
+
+/// Whether a JWT's payload (its second segment) is a JSON object naming no claim of
+/// [`CLAIMS`]: `{"foo":"bar"}`, `{"some":"payload"}`. A payload that is not JSON (encrypted,
+/// or not a JWT after all) says nothing either way.
+fn jwt_without_claims(secret: &[u8]) -> bool {
+    let payload = secret.split(|&b| b == b'.').nth(1).unwrap_or_default();
+    let json = b64_decode_lenient(payload).unwrap_or_default();
+    match serde_json::from_slice::<serde_json::Value>(&json) {
+        Ok(serde_json::Value::Object(map)) => !map.keys().any(|k| CLAIMS.contains(&k.as_str())),
+        _ => false,
+    }
+}
+
+/// Folders and files that hold tests, fixtures, examples and documentation.
+const TEST_DIRS: &[&str] = &[
+    "test",
+    "tests",
+    "testing",
+    "testdata",
+    "test-data",
+    "test_data",
+    "t",
+    "spec",
+    "specs",
+    "__tests__",
+    "__mocks__",
+    "mocks",
+    "fixtures",
+    "fixture",
+    "example",
+    "examples",
+    "sample",
+    "samples",
+    "demo",
+    "demos",
+    "doc",
+    "docs",
+    "documentation",
+];
+/// Templates and samples. Not `.md` or `.txt`: notes and saved interpreter output are where
+/// real secrets get pasted.
+const DOC_EXTENSIONS: &[&str] = &["sample", "example", "template", "tmpl", "dist"];
+
+/// Whether `path` is a test, a fixture, an example or documentation: a folder of
+/// [`TEST_DIRS`], a test file by the conventions of Go, Python, JS/TS, Java and Rust, a
+/// README or changelog, or a sample or template extension.
+pub fn is_test_or_doc(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let mut parts = lower.split(['/', '\\']).filter(|p| !p.is_empty());
+    let Some(name) = parts.next_back() else {
+        return false;
+    };
+    if parts.any(|dir| TEST_DIRS.contains(&dir)) {
+        return true;
+    }
+    let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+    stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || stem.ends_with("_spec")
+        || stem.ends_with(".test")
+        || stem.ends_with(".spec")
+        || stem.starts_with("conftest")
+        || (ext == "java" && (stem.ends_with("test") || stem.ends_with("tests")))
+        || stem.contains("example")
+        || stem.contains("sample")
+        || ["readme", "changelog", "changes", "history", "pkg-info"]
+            .iter()
+            .any(|n| stem.starts_with(n))
+        || DOC_EXTENSIONS.contains(&ext)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_and_doc_paths() {
+        for p in [
+            "go/src/github.com/slack-go/slack/security_test.go",
+            "celery/t/unit/backends/test_redis.py",
+            "pkg/tests/config_files/example.jwt",
+            "js/lib/auth.spec.ts",
+            "java/src/test/java/FooTest.java",
+            "README.md",
+            "docs/usage.rst",
+            "pyjwt/CHANGELOG.rst",
+            "config.json.sample",
+            "botocore/data/ec2/2016-11-15/examples-1.json",
+            "pyjwt-2.15.1/PKG-INFO",
+        ] {
+            assert!(is_test_or_doc(p), "{p}");
+        }
+        for p in [
+            "rust/crates/time/src/iter/date_iter.rs",
+            ".gitlab-ci.yml",
+            "infra/terraform.tfvars",
+            "src/latest.rs",
+            "contest/main.py",
+            "app/settings.py",
+            "notes/deploy.md",
+            "out/cell-3-stdout.txt",
+        ] {
+            assert!(!is_test_or_doc(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn generated_values() {
+        for s in [
+            "ldYxfNpRS3nfCP&@MvkK",
+            "kGqWwoT31YwsOmV5F6NA9vzSB8iEZXoCMnBDAFel",
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+        ] {
+            assert!(looks_generated(s.as_bytes()), "{s}");
+        }
+        for s in [
+            "NEW!!secret-access-token",
+            "dGhpcyBpcyBhIHRva2Vu",
+            "Summer2024!",
+            "McpOauthTokenEndpointAuth",
+            "short1A!",
+        ] {
+            assert!(!looks_generated(s.as_bytes()), "{s}");
+        }
+    }
+
+    #[test]
+    fn weak_passwords() {
+        for s in [
+            "tiger",
+            "bosco",
+            "secretpass",
+            "top%20secret%2Fpassword",
+            "[Filtered]",
+            "pwpw",
+            "hunter22",
+        ] {
+            assert!(is_weak_password(s.as_bytes()), "{s}");
+        }
+        for s in [
+            "TqvFLh6nfcaZa2Eu4y2L",
+            "KmAfMEVe6SjQ!",
+            "3argMyFhN2epkoDRlGja",
+        ] {
+            assert!(!is_weak_password(s.as_bytes()), "{s}");
+        }
+    }
+
+    #[test]
+    fn jwt_claims() {
+        use base64::Engine as _;
+        let enc = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let jwt = |payload: &str| format!("{}.{}.c2ln", enc(r#"{"alg":"HS256"}"#), enc(payload));
+        assert!(!jwt_without_claims(
+            jwt(r#"{"sub":"u-1","exp":1}"#).as_bytes()
+        ));
+        assert!(jwt_without_claims(jwt(r#"{"foo":"bar"}"#).as_bytes()));
+        assert!(!jwt_without_claims(
+            b"eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.c2ln"
+        ));
+    }
+}
