@@ -10,6 +10,7 @@
 //! credential.
 
 pub mod aws;
+pub mod bedrock;
 
 use crate::model::{keyed_hash, unix_now, Finding, Secret, Validation};
 use crate::rules::Rule;
@@ -41,7 +42,7 @@ pub trait Validator: Sync {
 }
 
 /// Every validator, by name.
-pub static VALIDATORS: &[&dyn Validator] = &[&aws::Aws];
+pub static VALIDATORS: &[&dyn Validator] = &[&aws::Aws, &bedrock::Bedrock];
 
 /// The validator called `name`.
 pub fn validator(name: &str) -> Option<&'static dyn Validator> {

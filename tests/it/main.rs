@@ -9,6 +9,7 @@ mod synth;
 mod admission;
 mod architecture;
 mod archive;
+mod aws_forms;
 mod cli;
 mod confidence;
 mod decode;
