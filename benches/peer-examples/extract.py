@@ -29,6 +29,8 @@ of every repository, the counts, and every example that could not be evaluated (
                  generated-template: the same with a secret from secrets.NewSecret; generated:
                  other text holding NewSecret output (an example counts as generated when it
                  changes with the seed).
+  group          on template examples: the GenerateSampleSecret(s) call that made it (one
+                 secret, up to 27 syntaxes); score.py can weigh a group as one example.
   path           the file path a gitleaks ValidateWithPaths example is checked under.
   also_positive  on a negative whose exact text is also some peer's positive (e.g. one
                  Cloudflare rule's false positives are another's true positives); score.py leaves
@@ -96,17 +98,18 @@ def gitleaks(repo, out, skipped, seed_suffix=""):
         return False, ""
     interp.methods[("config.Allowlist", "ContainsStopWord")] = contains_stop_word
 
-    templated = set()
+    current = {}
+    templated = {}  # text -> the GenerateSampleSecret(s) call that made it
     for name in ("GenerateSampleSecrets", "GenerateSampleSecret"):
         fn = interp.packages[GL + "/utils"].vars[name]
 
         def wrapped(*args, _fn=fn):
             v = interp.invoke(_fn, list(args))
-            templated.update([v] if isinstance(v, str) else v)
+            current["calls"] = current.get("calls", 0) + 1
+            for text in [v] if isinstance(v, str) else v:
+                templated.setdefault(text, f"{current['func']}#{current['calls']}")
             return v
         interp.hooks[GL + "/utils." + name] = wrapped
-
-    current = {}
 
     def record(rule, tps, fps, paths):
         rid = rule.get("RuleID") if isinstance(rule, goeval.Struct) else None
@@ -124,6 +127,8 @@ def gitleaks(repo, out, skipped, seed_suffix=""):
                     continue
                 ex = {"peer": "gitleaks", "rule": rid, "kind": kind, "text": text,
                       "file": current["file"], "form": "template" if text in templated else "literal"}
+                if text in templated:
+                    ex["group"] = templated[text]
                 if paths:
                     ex["path"] = path
                 out.append(ex)
@@ -135,7 +140,7 @@ def gitleaks(repo, out, skipped, seed_suffix=""):
     order = re.findall(r"\brules\.(\w+)\(\)", repo.show(base + "main.go"))
     renv = interp.packages[GL + "/rules"]
     for fname in dict.fromkeys(order):
-        current.update(func=fname, file=funcfile.get(fname, "?"))
+        current.update(func=fname, file=funcfile.get(fname, "?"), calls=0)
         interp.rng.seed(f"gitleaks:{fname}{seed_suffix}")
         try:
             interp.invoke(renv.vars[fname], [])

@@ -1155,8 +1155,8 @@ class Interp:
             return Skip(str(e), line)
 
     def line_of(self, x):
-        """Best-effort source line of an expression (for skip reports)."""
-        return getattr(self, "cur_line", None)
+        """Source line of an expression for skip reports: expressions keep none, so None."""
+        return None
 
 
 def zero(typ):

@@ -7,7 +7,7 @@ OUT/tree/positives/<peer>/<n>.txt and OUT/tree/negatives/<peer>/<n>.txt, n count
 file order per peer and kind; an example checked under a file path (gitleaks'
 ValidateWithPaths) goes to OUT/tree/<kind>s/<peer>/<n>/<that path> instead. A newline is added to
 text that does not end in one. OUT/index.jsonl maps every file back to its example:
-{"file", "peer", "rule", "kind", "form", "also_positive"}.
+{"file", "peer", "rule", "kind", "form", "also_positive", "group", "text"}.
 """
 import json
 import os
@@ -43,6 +43,7 @@ def main():
             idx.write(json.dumps({"file": os.path.join(folder, str(n)), "peer": e["peer"],
                                   "rule": e["rule"], "kind": e["kind"], "form": e["form"],
                                   "also_positive": bool(e.get("also_positive")),
+                                  "group": e.get("group"),
                                   "text": e["text"]}, ensure_ascii=False) + "\n")
     total = sum(counters.values())
     print(f"wrote {total} files under {tree}", file=sys.stderr)

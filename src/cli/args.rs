@@ -245,6 +245,13 @@ pub enum RulesCommand {
     /// Run every rule's examples and negatives through the engine. With FILEs, check those
     /// rule files instead of the built-in set.
     Check { files: Vec<PathBuf> },
+    /// Convert a gitleaks or betterleaks TOML config into a leakhound rule file (printed, or
+    /// written to -o FILE). `--rules` also reads such a config directly.
+    Import {
+        file: PathBuf,
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -67,6 +67,9 @@ pub fn main() -> i32 {
             tools::list_rules(format, &rule_files)
         }
         Command::Rules(RulesCommand::Check { files }) => tools::check_rules(&files),
+        Command::Rules(RulesCommand::Import { file, output }) => {
+            tools::import_rules(&file, output.as_deref())
+        }
         Command::Completions { shell } => tools::completions(shell),
         Command::Man => tools::man(),
     };

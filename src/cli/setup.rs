@@ -29,8 +29,15 @@ pub fn config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, S
 /// The rule set: built-ins plus the operator's files, minus disabled rules.
 pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
     let mut set = rules::builtin();
-    set.extend(rules::load_files(&cfg.rules.files)?);
-    set.extend(rules::load_files(extra)?);
+    for files in [&cfg.rules.files[..], extra] {
+        let loaded = rules::load_files(files)?;
+        for n in &loaded.notes {
+            eprintln!("leakhound: note: {n}");
+        }
+        loaded
+            .merge_into(&mut set)
+            .context("a gitleaks config's allowlist targetRules or disabledRules")?;
+    }
     rules::disable(&mut set, &cfg.rules.disable).context("rules.disable")?;
     if let Some(e) = crate::validate::check_rules(&set).first() {
         bail!("{e}");

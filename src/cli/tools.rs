@@ -87,7 +87,11 @@ pub fn check_rules(files: &[PathBuf]) -> Result<i32> {
     let set = if files.is_empty() {
         rules::builtin()
     } else {
-        rules::load_files(files)?
+        let loaded = rules::load_files(files)?;
+        for n in &loaded.notes {
+            eprintln!("leakhound: note: {n}");
+        }
+        loaded.rules
     };
     let n = set.len();
     let unknown = crate::validate::check_rules(&set);
@@ -106,6 +110,43 @@ pub fn check_rules(files: &[PathBuf]) -> Result<i32> {
     } else {
         bail!("{} of {n} rules failed their checks", failures.len())
     }
+}
+
+/// `rules import`: a gitleaks config as a leakhound rule file, checked like any other.
+pub fn import_rules(file: &Path, output: Option<&Path>) -> Result<i32> {
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {name}"))?;
+    if !rules::gitleaks::detect(&text) {
+        bail!(
+            "{name}: not a gitleaks config (no [[rules]] with `regex`, no [extend] or [allowlist])"
+        );
+    }
+    let converted = rules::gitleaks::convert(&name, &text)?;
+    let mut set = rules::builtin();
+    set.extend(converted.rules.iter().cloned());
+    let engine = Engine::new(set)?;
+    let failures = crate::engine::check(&engine, |r| !rules::is_builtin(r));
+    if let Some(f) = failures.first() {
+        bail!(
+            "{f} ({} converted rule(s) failed their check)",
+            failures.len()
+        );
+    }
+    let toml = rules::gitleaks::to_toml(&converted).context("writing the rules as TOML")?;
+    match output {
+        Some(p) => {
+            std::fs::write(p, toml).with_context(|| format!("cannot write {}", p.display()))?
+        }
+        None => std::io::stdout()
+            .lock()
+            .write_all(toml.as_bytes())
+            .context("writing the rules")?,
+    }
+    eprintln!(
+        "leakhound: {} rule(s) converted from {name}",
+        converted.rules.len()
+    );
+    Ok(EXIT_CLEAN)
 }
 
 /// A completion script for `shell`, generated from the clap definition.

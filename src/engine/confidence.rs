@@ -259,6 +259,7 @@ mod tests {
             "ldYxfNpRS3nfCP&@MvkK",
             "kGqWwoT31YwsOmV5F6NA9vzSB8iEZXoCMnBDAFel",
             "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+            "U0f04DINah!4579",
         ] {
             assert!(looks_generated(s.as_bytes()), "{s}");
         }

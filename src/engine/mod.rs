@@ -10,6 +10,7 @@ mod check;
 pub mod confidence;
 mod filters;
 mod literal;
+mod scope;
 mod words;
 
 use crate::rules::{Rule, RuleError, MAX_WINDOW};
@@ -60,6 +61,8 @@ struct Compiled {
     /// Whether a match can contain a line feed (PEM blocks): a stream filter must then hold
     /// more than the current line.
     spans_lines: bool,
+    /// The rule's `path` and allowlists, if it has any.
+    scope: Option<scope::Scope>,
 }
 
 /// The compiled rule set. Cheap to share between threads.
@@ -155,6 +158,15 @@ impl Engine {
             longest_keyword,
             ignore_requires: false,
         })
+    }
+
+    /// Whether match `m` in `hay`, found at `path` (in `commit`, for a git blob), is outside
+    /// its rule's scope: the rule's `path` does not match, or one of its allowlists allows it.
+    pub fn excluded(&self, hay: &[u8], m: &Match, path: &str, commit: Option<&str>) -> bool {
+        self.compiled[m.rule]
+            .scope
+            .as_ref()
+            .is_some_and(|s| s.excludes(hay, m, path, commit))
     }
 
     pub fn rules(&self) -> &[Rule] {
@@ -436,6 +448,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         window,
         requires,
         spans_lines: newline_inside(&hir),
+        scope: scope::compile(r)?,
     })
 }
 

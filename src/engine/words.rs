@@ -105,9 +105,14 @@ pub(super) fn made_of_words(s: &[u8]) -> bool {
 
 /// Whether `s`, letters only, is a dictionary word or splits into words of 3 letters or more,
 /// in any case: `tiger`, `Filtered`, `secretpass`.
+/// Written as words are: all lowercase, all capitals, or capitalised (not `DINah`).
 pub(super) fn is_word(s: &[u8]) -> bool {
+    let cased = s.iter().all(u8::is_ascii_lowercase)
+        || s.iter().all(u8::is_ascii_uppercase)
+        || (s[0].is_ascii_uppercase() && s[1..].iter().all(u8::is_ascii_lowercase));
     s.len() >= 3
         && s.iter().all(u8::is_ascii_alphabetic)
+        && cased
         && segments(&String::from_utf8_lossy(s).to_ascii_lowercase())
 }
 

@@ -94,6 +94,16 @@ impl Provenance {
         }
     }
 
+    /// The commit a git blob was introduced in, if any.
+    pub fn commit_id(&self) -> Option<&str> {
+        match self {
+            Provenance::Git {
+                commit: Some(c), ..
+            } => Some(&c.id),
+            _ => None,
+        }
+    }
+
     /// The same origin at another path (a file inside an archive at this one).
     pub fn with_path(&self, p: String) -> Provenance {
         let mut out = self.clone();

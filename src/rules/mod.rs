@@ -5,8 +5,10 @@
 //! `secret` group, a bounded match length, keywords present); [`crate::engine::check`] runs every
 //! rule's examples and negatives through the whole engine.
 
+pub mod gitleaks;
+
 use serde::Deserialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 include!(concat!(env!("OUT_DIR"), "/signatures.rs"));
 
@@ -88,6 +90,14 @@ pub struct Rule {
     /// ([`crate::engine::confidence`]).
     #[serde(default)]
     confidence: Option<Confidence>,
+    /// A regex over the path (as reported): the rule applies only to files whose path matches
+    /// (gitleaks' `path`).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// The rule's own allowlists: a match that one of them allows is not reported
+    /// (gitleaks' `[[rules.allowlists]]`).
+    #[serde(default)]
+    pub allow: Vec<RuleAllow>,
     /// Bytes searched on each side of a keyword hit, for patterns whose length is unbounded.
     #[serde(default)]
     pub window: Option<usize>,
@@ -96,6 +106,10 @@ pub struct Rule {
     /// Strings that must not produce a finding of this rule.
     #[serde(default)]
     pub negatives: Vec<String>,
+    /// The examples were generated from the pattern (a rule converted from gitleaks): the
+    /// check then accepts an example that another rule reports at the same place.
+    #[serde(skip)]
+    pub generated_examples: bool,
     /// Where the rule came from (file name), for messages.
     #[serde(skip)]
     pub origin: String,
@@ -201,6 +215,59 @@ fn secret_has_fixed_prefix(pattern: &str) -> bool {
         return false;
     };
     secret(&hir).is_some_and(starts_literal)
+}
+
+/// One allowlist of a rule, as gitleaks has them: it allows a match when any of its criteria
+/// holds (`condition = "or"`, the default) or when every criterion it has holds (`"and"`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleAllow {
+    /// Regexes over `target`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regexes: Vec<String>,
+    /// What `regexes` look at: the `secret` (default), the whole `match`, or its `line`.
+    #[serde(default, skip_serializing_if = "AllowTarget::is_default")]
+    pub target: AllowTarget,
+    /// Case-insensitive words; a secret containing one is allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopwords: Vec<String>,
+    /// Regexes over the path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Commit ids (full, or prefixes of 7 or more) whose findings are allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commits: Vec<String>,
+    #[serde(default, skip_serializing_if = "Condition::is_default")]
+    pub condition: Condition,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AllowTarget {
+    #[default]
+    Secret,
+    Match,
+    Line,
+}
+
+impl AllowTarget {
+    fn is_default(&self) -> bool {
+        *self == AllowTarget::Secret
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Condition {
+    #[default]
+    Or,
+    And,
+}
+
+impl Condition {
+    fn is_default(&self) -> bool {
+        *self == Condition::Or
+    }
 }
 
 /// A rule's link to a validator: the validator's name and the credential part it matches.
@@ -332,28 +399,62 @@ pub fn is_builtin(rule: &Rule) -> bool {
 
 const BUILTIN_ORIGIN: &str = "<builtin>/";
 
-/// Rules from the operator's files.
-pub fn load_files(paths: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
-    let mut out = Vec::new();
-    for p in paths {
-        out.extend(load_file(p)?);
+/// What the operator's rule files hold: rules, and from gitleaks configs, allowlists for
+/// every rule and rules to turn off.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub rules: Vec<Rule>,
+    /// (target rule ids or globs, empty for all; the allowlist).
+    pub global_allow: Vec<(Vec<String>, RuleAllow)>,
+    pub disable: Vec<String>,
+    /// How a gitleaks config was carried over, for the operator.
+    pub notes: Vec<String>,
+}
+
+impl Loaded {
+    /// Add these rules to `set`, then apply the global allowlists to every rule of `set`
+    /// they target and turn off what was disabled.
+    pub fn merge_into(self, set: &mut Vec<Rule>) -> Result<(), globset::Error> {
+        set.extend(self.rules);
+        for (targets, a) in &self.global_allow {
+            let targets = glob_set(targets)?;
+            for r in set.iter_mut() {
+                if targets.as_ref().is_none_or(|t| t.is_match(&r.id)) {
+                    r.allow.push(a.clone());
+                }
+            }
+        }
+        disable(set, &self.disable)
+    }
+}
+
+/// Rules from the operator's files: leakhound rule files, or gitleaks/betterleaks configs
+/// (detected by their shape).
+pub fn load_files(paths: &[PathBuf]) -> Result<Loaded, RuleError> {
+    let mut out = Loaded::default();
+    for path in paths {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| RuleError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        if gitleaks::detect(&text) {
+            let c = gitleaks::convert(&file, &text)?;
+            out.rules.extend(c.rules);
+            out.global_allow.extend(c.global);
+            out.disable.extend(c.disable);
+            out.notes
+                .extend(c.notes.into_iter().map(|n| format!("{file}: {n}")));
+        } else {
+            out.rules.extend(parse(&file, &text)?);
+        }
     }
     Ok(out)
 }
 
-fn load_file(path: &Path) -> Result<Vec<Rule>, RuleError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| RuleError::Read {
-        file: file.clone(),
-        source,
-    })?;
-    parse(&file, &text)
-}
-
-/// Drop rules whose id matches one of `globs` (`generic.*`, `aws.session-token`).
-pub fn disable(rules: &mut Vec<Rule>, globs: &[String]) -> Result<(), globset::Error> {
+fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, globset::Error> {
     if globs.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let mut b = globset::GlobSetBuilder::new();
     for g in globs {
@@ -363,8 +464,14 @@ pub fn disable(rules: &mut Vec<Rule>, globs: &[String]) -> Result<(), globset::E
                 .build()?,
         );
     }
-    let set = b.build()?;
-    rules.retain(|r| !set.is_match(&r.id));
+    b.build().map(Some)
+}
+
+/// Drop rules whose id matches one of `globs` (`generic.*`, `aws.session-token`).
+pub fn disable(rules: &mut Vec<Rule>, globs: &[String]) -> Result<(), globset::Error> {
+    if let Some(set) = glob_set(globs)? {
+        rules.retain(|r| !set.is_match(&r.id));
+    }
     Ok(())
 }
 

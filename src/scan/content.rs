@@ -108,7 +108,7 @@ impl Scanner {
         let outside: Vec<Match> = raw_plain
             .iter()
             .filter(|r| !known.iter().any(|k| k.start < r.end && r.start < k.end))
-            .filter(|m| !self.policy.match_allowed(raw, m))
+            .filter(|m| !self.allowed(raw, m, at))
             .copied()
             .collect();
         known.extend_from_slice(&raw_plain);
@@ -117,7 +117,7 @@ impl Scanner {
         for (part, mapped) in parts.iter().zip(each) {
             let matches: Vec<Match> = mapped
                 .into_iter()
-                .filter(|m| !self.policy.match_allowed(raw, m))
+                .filter(|m| !self.allowed(raw, m, at))
                 .collect();
             if matches.is_empty() {
                 continue;
@@ -133,6 +133,12 @@ impl Scanner {
             ));
         }
         Some(out)
+    }
+
+    /// Whether the operator's policy allows match `m`, or it is outside its rule's scope
+    /// (the rule's `path`, its own allowlists) at `at`.
+    fn allowed(&self, hay: &[u8], m: &Match, at: &Provenance) -> bool {
+        self.policy.match_allowed(hay, m) || self.engine.excluded(hay, m, at.path(), at.commit_id())
     }
 
     /// Scan one blob: matches (from the content cache when the same bytes were seen before),
@@ -169,7 +175,7 @@ impl Scanner {
         let kept: Vec<Match> = scanned
             .plain
             .iter()
-            .filter(|m| !self.policy.match_allowed(hay, m))
+            .filter(|m| !self.allowed(hay, m, provenance))
             .copied()
             .collect();
         let mut out = model::findings_masked(rules, hay, &kept, known, provenance, origin);
@@ -178,7 +184,7 @@ impl Scanner {
         let mut decoded: Vec<&Decoded> = scanned
             .decoded
             .iter()
-            .filter(|d| !self.policy.match_allowed(hay, &d.at))
+            .filter(|d| !self.allowed(hay, &d.at, provenance))
             .collect();
         decoded.sort_by_key(|d| d.at.start);
         let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();

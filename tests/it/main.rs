@@ -20,6 +20,7 @@ mod filter;
 mod filter_trust;
 mod fuzz_replay;
 mod git;
+mod gitleaks;
 mod golden;
 mod image;
 mod loss;
