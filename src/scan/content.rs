@@ -289,9 +289,7 @@ impl Scanner {
         if how.form == Form::Notebook {
             run.warn(provenance.display(), notebook_as_text());
         }
-        if how.nul_text {
-            admit::nul_to_newline(&mut buf);
-        }
+        how.nul.apply(&mut buf);
         let window = STREAM_CHUNK + 2 * OVERLAP;
         let (mut base, mut own_from) = (0, 0);
         let mut origin = Origin::START;
@@ -307,9 +305,7 @@ impl Scanner {
                         eof = true;
                     }
                     Ok(n) => {
-                        if how.nul_text {
-                            admit::nul_to_newline(&mut buf[at..at + n]);
-                        }
+                        how.nul.apply(&mut buf[at..at + n]);
                         buf.truncate(at + n);
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(at),
