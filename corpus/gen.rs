@@ -1,5 +1,9 @@
 //! Generate a benchmark corpus: a tree of real-looking source files with planted fake
-//! credentials, and `truth.jsonl` listing each one (path, line, rule).
+//! credentials, and `truth.jsonl` listing each one (path, line, rule). Every line not in the
+//! truth is clean, decoys included: the classic ones (documentation keys, placeholders,
+//! hashes, references) and, in Python, Rust, Go, JS/TS and Java files, code that names
+//! secrets without holding one (`synth::code_decoy`); a finding on any of them is a false
+//! alarm.
 //!
 //!     cargo run --release --example gen-corpus -- OUT_DIR [SIZE_MB=300] [SEED=1]
 //!
@@ -24,7 +28,9 @@ fn main() {
     let mut rng = synth::Rng::new(seed);
     let mut truth =
         std::io::BufWriter::new(std::fs::File::create(out.join("truth.jsonl")).unwrap());
-    let exts = ["py", "js", "go", "yaml", "ts", "rb", "env", "md"];
+    let exts = [
+        "py", "js", "go", "yaml", "ts", "rb", "env", "md", "rs", "java",
+    ];
     let budget = size_mb << 20;
     let (mut written, mut n, mut planted) = (0usize, 0usize, 0usize);
     while written < budget {
@@ -46,7 +52,7 @@ fn main() {
         } else {
             0
         };
-        let (text, truths) = synth::text(&mut rng, size, every);
+        let (text, truths) = synth::text_in(&mut rng, synth::Lang::of(ext), size, every);
         std::fs::write(files.join(&rel), &text).unwrap();
         for (line, rule, _) in truths {
             writeln!(

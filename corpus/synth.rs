@@ -225,6 +225,366 @@ pub fn decoy(rng: &mut Rng) -> String {
     }
 }
 
+/// The language of a corpus file, from its extension: what its code decoys look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    Python,
+    Rust,
+    Go,
+    Js,
+    Ts,
+    Java,
+    /// YAML, JSON, `.env`, Markdown: values in configuration and documentation.
+    Config,
+    /// Anything else: the classic decoys only, as [`text`] writes them.
+    Other,
+}
+
+impl Lang {
+    pub fn of(ext: &str) -> Lang {
+        match ext {
+            "py" => Lang::Python,
+            "rs" => Lang::Rust,
+            "go" => Lang::Go,
+            "js" | "mjs" | "cjs" => Lang::Js,
+            "ts" => Lang::Ts,
+            "java" => Lang::Java,
+            "yaml" | "yml" | "json" | "toml" | "env" | "md" => Lang::Config,
+            _ => Lang::Other,
+        }
+    }
+}
+
+/// Parts of the identifiers code decoys are made of: `session_token_utilization`,
+/// `access_key_id`, `or1_token`, `token_endpoint_auth`.
+const QUALIFIERS: &[&str] = &[
+    "session", "access", "refresh", "bearer", "client", "upload", "csrf", "reset", "oauth", "or1",
+    "master", "signing", "private", "default", "shared", "cached", "next", "api", "id", "auth",
+];
+const SECRET_WORDS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "key",
+    "secret_key",
+    "api_key",
+    "access_key",
+    "credential",
+    "auth_token",
+];
+const SUFFIXES: &[&str] = &[
+    "",
+    "",
+    "_utilization",
+    "_count",
+    "_expiry",
+    "_ttl",
+    "_len",
+    "_provider",
+    "_handler",
+    "_store",
+    "_id",
+    "_hash",
+    "_path",
+    "_field",
+    "_bytes",
+    "_endpoint_auth",
+];
+/// Type-name parts: `ConnectionTrafficSecrets`, `FlowMappingEndToken`, `TKTokenKeychainItem`.
+const TYPE_PARTS: &[&str] = &[
+    "Connection",
+    "Traffic",
+    "Handshake",
+    "Session",
+    "Client",
+    "Server",
+    "Flow",
+    "Mapping",
+    "Entry",
+    "End",
+    "Block",
+    "Scalar",
+    "Keychain",
+    "Item",
+    "Quota",
+    "Exporter",
+    "Unsupported",
+    "Operation",
+    "Elliptic",
+    "Curve",
+    "Endpoint",
+    "Auth",
+    "Oauth",
+    "Mcp",
+    "Tls12",
+    "Early",
+    "Resumption",
+];
+/// Plain English, whose base64 looks like a token and is not one.
+const PHRASES: &[&str] = &[
+    "this is a token",
+    "not a real secret",
+    "hello world",
+    "example password here",
+    "the quick brown fox jumps over the lazy dog",
+    "replace me with your key",
+    "open sesame",
+    "correct horse battery staple",
+];
+/// Where documentation elides a value: a provider's prefix, a few characters, `...`.
+const ELIDED: &[&str] = &[
+    "ya29.c.", "ya29.a0", "ghp_", "xoxb-", "sk_live_", "glpat-", "AIza",
+];
+
+/// `X-Amz-Security-Token` and its kin, as Go SDKs name the headers in constants.
+const AMZ_HEADER: &[&str] = &["Security", "Session", "Content", "Signed", "Client"];
+const AMZ_HEADER_END: &[&str] = &["Token", "Credential", "Secret", "Sha256", "Key"];
+
+/// `session_token_utilization`: a snake_case identifier with a secret word in it.
+fn snake_name(rng: &mut Rng) -> String {
+    format!(
+        "{}_{}{}",
+        rng.pick(QUALIFIERS),
+        rng.pick(SECRET_WORDS),
+        rng.pick(SUFFIXES)
+    )
+}
+
+/// `SessionTokenUtilization` from `session_token_utilization`.
+fn camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// `sessionTokenUtilization` from `session_token_utilization`.
+fn lower_camel(snake: &str) -> String {
+    let c = camel(snake);
+    let mut chars = c.chars();
+    chars
+        .next()
+        .map(|f| f.to_ascii_lowercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
+/// A type name of `n` parts: `ConnectionTrafficSecrets` (with `last`).
+fn type_name(rng: &mut Rng, n: usize, last: &str) -> String {
+    let mut s: String = (0..n).map(|_| *rng.pick(TYPE_PARTS)).collect();
+    s.push_str(last);
+    s
+}
+
+/// Standard base64 with padding (the corpus needs no crate for it).
+pub fn base64(bytes: &[u8]) -> String {
+    const A: &[u8] = B64.as_bytes();
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A value for `name` that looks like a secret and is not: a provider prefix elided in docs
+/// (`ya29.c.b0Aa9Vdyk...`), base64 of plain English (`dGhpcyBpcyBhIHRva2Vu`), a build
+/// template (`@SECURITY_TOKEN@`).
+fn doc_value(rng: &mut Rng, name: &str) -> String {
+    match rng.below(3) {
+        0 => {
+            let n = 4 + rng.below(6);
+            format!("{}{}...", rng.pick(ELIDED), rng.chars(ALNUM, n))
+        }
+        1 => base64(rng.pick(PHRASES).as_bytes()),
+        _ => format!("@{}@", name.to_ascii_uppercase()),
+    }
+}
+
+/// A line of real code that names secrets without holding one: a `Debug` impl's fields, a
+/// struct's fields copied, imports of types named `*Secrets`, a parameter list, an enum's
+/// names, constants naming headers, documentation values. Shapes seen as false alarms on
+/// real third-party source (issue 12); identifiers vary so no fixed string can pass them.
+/// A scanner should report none of them.
+pub fn code_decoy(rng: &mut Rng, lang: Lang) -> String {
+    let n = snake_name(rng);
+    let ind = "    ".repeat(1 + rng.below(3));
+    match lang {
+        Lang::Rust => match rng.below(9) {
+            0 => format!(
+                "{ind}{}.field(\"{n}\", &self.{n});",
+                rng.pick(&["formatter", "f", "fmt", "dbg"])
+            ),
+            1 => format!("{ind}.field(\"{n}\", &self.{n})"),
+            2 => format!("{ind}{n}: self.{n}.clone(),"),
+            3 => format!(
+                "use crate::{}::{{self, {}, {}}};",
+                rng.pick(&["tls12", "tls13", "crypto", "session", "kx", "handshake"]),
+                type_name(rng, 1, "Secrets"),
+                type_name(rng, 2, "Value")
+            ),
+            4 => format!("{ind}{n}: {n},"),
+            5 => format!(
+                "{ind}) -> Result<{}, {}> {{",
+                type_name(rng, 2, "Secrets"),
+                type_name(rng, 2, "Error")
+            ),
+            6 => {
+                let h = rng.pick(&["xxh3_64", "xxh3_128", "xxh64", "wyhash"]);
+                format!(
+                    "{ind}{h}_internal(input, seed, &{}, {h}_long_with_seed)",
+                    rng.pick(&[
+                        "DEFAULT_SECRET",
+                        "DEFAULT_KEY",
+                        "K_SECRET",
+                        "SECRET_DEFAULT"
+                    ])
+                )
+            }
+            7 => format!("{ind}formatter.field(\"{n}\", &self.{n});"),
+            _ => {
+                let v = format!(
+                    "{}{}Per{}{}",
+                    rng.pick(&["Access", "Signing", "Server", "Session"]),
+                    rng.pick(&["Keys", "Tokens", "Secrets", "Passwords"]),
+                    rng.pick(&["User", "Account", "Role", "Group"]),
+                    rng.pick(&["Quota", "Limit", "Max"])
+                );
+                format!("{ind}{}KeyType::{v} => \"{v}\",", type_name(rng, 1, ""))
+            }
+        },
+        Lang::Python => match rng.below(10) {
+            0 => format!(
+                "{ind}{}, {}):",
+                type_name(rng, 2, "Token"),
+                type_name(rng, 2, "Token")
+            ),
+            1 => {
+                let p = rng.pick(&["TK", "NS", "CF", "SEC", "AS"]);
+                format!("{ind}'{p}Token', '{p}Token{}',", type_name(rng, 2, ""))
+            }
+            2 => format!(
+                "{ind}self, backend: \"Backend\", {}: \"_{}\", data: bytes",
+                rng.pick(&["private_key", "public_key", "secret_key", "signing_key"]),
+                type_name(rng, 2, "PrivateKey")
+            ),
+            3 => format!(
+                "{ind}def add_{}(self, realm, uri, user, passwd, is_authenticated=False):",
+                rng.pick(&["password", "secret", "token", "credentials"])
+            ),
+            4 => {
+                let w = rng.pick(&["password", "secret", "token", "credential"]);
+                format!("{ind}self.{w}_handler = HTTP{}Mgr(pm)", camel(w))
+            }
+            5 => format!(
+                "{ind}{} = base64.b64encode(random_bytes[{}:])",
+                rng.pick(&["password", "secret", "token", "api_key", "salt_password"]),
+                rng.below(16)
+            ),
+            6 => format!(
+                "{ind}{n}: {}{}",
+                rng.pick(&["Mcp", "Oauth", "Api", ""]),
+                camel(&n)
+            ),
+            7 => {
+                let key = rng.pick(&["token", "access_token", "api_key", "security_token"]);
+                format!("{ind}\"{key}\": \"{}\",", doc_value(rng, key))
+            }
+            8 => format!(
+                "{ind}{} = \"{}\"",
+                n.to_ascii_uppercase(),
+                doc_value(rng, &n)
+            ),
+            _ => format!("{ind}self.{n} = {n}"),
+        },
+        Lang::Go => {
+            let c = camel(&n);
+            match rng.below(7) {
+                0 => {
+                    let (a, b) = (rng.pick(AMZ_HEADER), rng.pick(AMZ_HEADER_END));
+                    format!("\tAmz{a}{b}Key = \"X-Amz-{a}-{b}\"")
+                }
+                1 => {
+                    let (a, b) = (rng.pick(AMZ_HEADER), rng.pick(AMZ_HEADER_END));
+                    format!("\tamz{a}{b}Key = v4Internal.Amz{a}{b}Key")
+                }
+                2 => format!("\t{c} string `json:\"{n},omitempty\"`"),
+                3 => format!("\t\t{}: {},", lower_camel(&n), lower_camel(&n)),
+                4 => format!(
+                    "func (c *{}) {c}() (*{}, error) {{",
+                    type_name(rng, 1, "Client"),
+                    type_name(rng, 2, "Secrets")
+                ),
+                5 => format!("\t\"{}\": \"{}\",", lower_camel(&n), doc_value(rng, &n)),
+                _ => format!(
+                    "\t{} := {}.{c}",
+                    lower_camel(&n),
+                    rng.pick(&["cfg", "opts", "creds", "s"])
+                ),
+            }
+        }
+        Lang::Js | Lang::Ts => {
+            let c = lower_camel(&n);
+            let ts = lang == Lang::Ts && rng.below(2) == 0;
+            match rng.below(6) {
+                0 if ts => format!("{ind}private readonly {c}: {}Provider;", camel(&n)),
+                1 if ts => format!("{ind}{c}?: {};", camel(&n)),
+                2 if ts => format!(
+                    "import {{ {}, {} }} from \"./{}\";",
+                    type_name(rng, 1, "Secrets"),
+                    type_name(rng, 1, "Token"),
+                    rng.pick(&["tls", "auth", "session", "crypto"])
+                ),
+                0 | 1 => format!("{ind}{c}: this.{c},"),
+                2 => format!("{ind}{c}: options.{c},"),
+                3 => format!("{ind}\"{c}\": \"{}\",", doc_value(rng, &n)),
+                4 => format!(
+                    "{ind}const {{ {c} }} = {};",
+                    rng.pick(&["config", "opts", "this.props", "req.body"])
+                ),
+                _ => format!("{ind}{c}: \"{}\",", doc_value(rng, &n)),
+            }
+        }
+        Lang::Java => {
+            let c = lower_camel(&n);
+            match rng.below(7) {
+                0 => format!("{ind}private final {} {c};", type_name(rng, 1, "KeySpec")),
+                1 => format!("{ind}this.{c} = {c};"),
+                2 => format!("{ind}public String get{}() {{ return {c}; }}", camel(&n)),
+                3 => format!(
+                    "import com.amazonaws.auth.{};",
+                    type_name(rng, 1, "Credentials")
+                ),
+                4 => format!(
+                    "{ind}case {}: return \"{}\";",
+                    n.to_ascii_uppercase(),
+                    camel(&n)
+                ),
+                5 => format!("{ind}String {c} = Base64.getEncoder().encodeToString(randomBytes);"),
+                _ => format!("{ind}{}(\"{n}\"),", n.to_ascii_uppercase()),
+            }
+        }
+        Lang::Config | Lang::Other => match rng.below(3) {
+            0 => format!("{n}: {}", doc_value(rng, &n)),
+            1 => format!("\"{}\": \"{}\",", lower_camel(&n), doc_value(rng, &n)),
+            _ => format!("{} = \"{}\"", n.to_ascii_uppercase(), doc_value(rng, &n)),
+        },
+    }
+}
+
 const WORDS: &[&str] = &[
     "result",
     "value",
@@ -318,14 +678,37 @@ pub struct Truth {
 
 /// Text of about `size` bytes with a plant every `every` lines (0: none) and a decoy every
 /// `every` lines too, offset by half. Returns the text and (line, rule, secret) truths.
+/// The decoys are the classic ones; [`text_in`] adds a language's code decoys.
 pub fn text(
     rng: &mut Rng,
+    size: usize,
+    every: usize,
+) -> (String, Vec<(usize, &'static str, String)>) {
+    text_in(rng, Lang::Other, size, every)
+}
+
+/// Lines between code decoys in a file of code with no plants: real code names its secrets
+/// everywhere, not only near them.
+const CODE_DECOYS_EVERY: usize = 50;
+
+/// [`text`] for a file in `lang`: two decoys in three are that language's code decoys
+/// ([`code_decoy`]), and a file of code with no plants has them too, one every
+/// [`CODE_DECOYS_EVERY`] lines. For [`Lang::Other`] it is [`text`], the same from the same
+/// seed.
+pub fn text_in(
+    rng: &mut Rng,
+    lang: Lang,
     size: usize,
     every: usize,
 ) -> (String, Vec<(usize, &'static str, String)>) {
     let mut out = String::with_capacity(size + 256);
     let mut truths = Vec::new();
     let mut line = 1;
+    let code = lang != Lang::Other;
+    let decoys = match every {
+        0 if code => CODE_DECOYS_EVERY,
+        _ => every,
+    };
     while out.len() < size {
         if every > 0 && line % every == 0 {
             let kind = rng.below(KINDS);
@@ -339,8 +722,12 @@ pub fn text(
             line += p.text.matches('\n').count() + 1;
             out.push_str(&p.text);
             out.push('\n');
-        } else if every > 0 && line % every == every / 2 {
-            out.push_str(&decoy(rng));
+        } else if decoys > 0 && line % decoys == decoys / 2 {
+            if code && rng.below(3) != 0 {
+                out.push_str(&code_decoy(rng, lang));
+            } else {
+                out.push_str(&decoy(rng));
+            }
             out.push('\n');
             line += 1;
         } else {

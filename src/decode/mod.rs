@@ -19,6 +19,13 @@ impl View {
         (self.map[s], self.map[e])
     }
 
+    /// Where original offset `at` is in the decoded bytes: the first decoded byte that comes
+    /// from it or after it (the decoded end for the original end). The inverse of
+    /// [`View::original`] on the offsets where decoded characters begin.
+    pub fn decoded_at(&self, at: usize) -> usize {
+        self.map.partition_point(|&m| m < at).min(self.bytes.len())
+    }
+
     /// Append another view (the next line of a notebook cell, say).
     pub fn extend(&mut self, other: &View) {
         self.map.pop();
@@ -131,6 +138,16 @@ fn compose(outer: &View, inner: &View) -> View {
         bytes: inner.bytes.clone(),
         map: inner.map.iter().map(|&i| outer.map[i]).collect(),
     }
+}
+
+/// The UTF-16 view [`views`] makes of `hay` when it reads `hay` as UTF-16 text (a BOM, or
+/// NULs in every other byte); every other view of such text is made from this one. `None`
+/// when `views` does not.
+pub fn utf16_view(hay: &[u8]) -> Option<View> {
+    if hay.len() > MAX_INPUT {
+        return None;
+    }
+    utf16(hay)
 }
 
 /// Whether `hay` looks like UTF-16 text (so NUL bytes do not make it binary).
@@ -409,6 +426,23 @@ mod tests {
         assert_eq!(v.bytes, b"hello world, long enough");
         assert_eq!(v.original(0, 1), (2, 4));
         assert!(utf16(b"plain ascii text, nothing else here").is_none());
+        // And back: each original offset where a character starts, to its first decoded
+        // byte. `é` is two bytes of UTF-8 from one UTF-16 unit.
+        let mut le = vec![0xFF, 0xFE];
+        le.extend(
+            "hé there, long enough"
+                .encode_utf16()
+                .flat_map(|u| u.to_le_bytes()),
+        );
+        let v = utf16_view(&le).unwrap();
+        assert_eq!(&v.bytes[..4], "hé ".as_bytes());
+        assert_eq!(
+            [0, 2, 4, 6, 8].map(|o| v.decoded_at(o)),
+            [0, 0, 1, 3, 4],
+            "the BOM is before the text"
+        );
+        assert_eq!(v.decoded_at(le.len()), v.bytes.len());
+        assert_eq!(v.decoded_at(le.len() + 10), v.bytes.len());
         // Lone surrogates decode to U+FFFD rather than failing.
         let bad: Vec<u8> = [0xFF, 0xFE, 0x00, 0xD8, b'a', 0, b'b', 0].to_vec();
         assert_eq!(utf16(&bad).unwrap().bytes, "\u{FFFD}ab".as_bytes());

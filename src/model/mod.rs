@@ -112,11 +112,13 @@ pub struct Finding {
     /// ([`crate::engine::confidence`]).
     pub confidence: Confidence,
     pub provenance: Provenance,
-    /// 1-based line and column (in characters) of the secret's first byte.
+    /// 1-based line and column (in characters) of the secret's first byte; in UTF-16 text,
+    /// of the decoded text, whose line is also the context.
     pub line: usize,
     pub column: usize,
     pub end_line: usize,
-    /// Byte span of the secret in the scanned blob.
+    /// Byte span of the secret in the scanned blob: the blob's own bytes, also when the
+    /// secret was found in a decoded view (UTF-16 text, base64).
     pub start: usize,
     pub end: usize,
     pub secret: Secret,

@@ -487,23 +487,70 @@ fn capture_groups(regex: &str) -> Vec<(usize, usize)> {
 }
 
 /// Keywords for a regex that names none: the literals every match starts with, when each is
-/// 3 bytes or more (`ghp_`, `xoxb-`).
+/// 3 bytes or more (`ghp_`, `xoxb-`, `acme_token` under `(?i)`).
 fn literal_keywords(hir: &Hir) -> Option<Vec<String>> {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let mut ex = Extractor::new();
-    ex.kind(ExtractKind::Prefix);
-    let seq = ex.extract(hir);
-    let lits = seq.literals()?;
-    if lits.is_empty() || lits.len() > 64 {
-        return None;
-    }
+    let (lits, _) = prefixes(hir)?;
     let mut out: Vec<String> = lits
         .iter()
-        .map(|l| String::from_utf8_lossy(l.as_bytes()).to_ascii_lowercase())
+        .map(|l| String::from_utf8_lossy(l).to_ascii_lowercase())
         .collect();
     out.sort();
     out.dedup();
-    out.iter().all(|k| k.len() >= 3).then_some(out)
+    (!out.is_empty() && out.iter().all(|k| k.len() >= 3)).then_some(out)
+}
+
+/// The literals every match of `h` starts with, lowercased, and whether they are the whole of
+/// what `h` matches (so a literal after it extends them). `None` past 64 alternatives.
+fn prefixes(h: &Hir) -> Option<(Vec<Vec<u8>>, bool)> {
+    Some(match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => (vec![Vec::new()], true),
+        HirKind::Literal(l) => (vec![l.0.to_ascii_lowercase().to_vec()], true),
+        // `[aA]`, as `(?i)` writes a letter: one letter of a keyword.
+        HirKind::Class(Class::Bytes(c)) => {
+            let members: Vec<u8> = c.iter().flat_map(|r| r.start()..=r.end()).collect();
+            match members.as_slice() {
+                [a, b] if a.eq_ignore_ascii_case(b) => (vec![vec![a.to_ascii_lowercase()]], true),
+                [a] => (vec![vec![a.to_ascii_lowercase()]], true),
+                _ => (vec![Vec::new()], false),
+            }
+        }
+        HirKind::Class(Class::Unicode(_)) => (vec![Vec::new()], false),
+        HirKind::Capture(c) => prefixes(&c.sub)?,
+        HirKind::Repetition(r) if r.min == 0 => (vec![Vec::new()], false),
+        HirKind::Repetition(r) => (prefixes(&r.sub)?.0, false),
+        HirKind::Concat(parts) => {
+            let mut acc = vec![Vec::new()];
+            let mut whole = true;
+            for p in parts {
+                let (next, complete) = prefixes(p)?;
+                acc = acc
+                    .iter()
+                    .flat_map(|a| next.iter().map(move |n| [a.as_slice(), n].concat()))
+                    .collect();
+                if acc.len() > 64 {
+                    return None;
+                }
+                if !complete {
+                    whole = false;
+                    break;
+                }
+            }
+            (acc, whole)
+        }
+        HirKind::Alternation(alts) => {
+            let mut all = Vec::new();
+            let mut whole = true;
+            for a in alts {
+                let (l, c) = prefixes(a)?;
+                all.extend(l);
+                whole &= c;
+            }
+            if all.len() > 64 {
+                return None;
+            }
+            (all, whole)
+        }
+    })
 }
 
 /// A string `hir` matches, for the rule check: literals as written, classes by a pseudo-random
@@ -618,5 +665,7 @@ mod tests {
         let hir = parse(r"\b(?P<secret>(?:xoxq|xoxz)-[0-9]{10})").unwrap();
         assert_eq!(literal_keywords(&hir).unwrap(), ["xoxq-", "xoxz-"]);
         assert_eq!(literal_keywords(&parse(r"[a-z]{32}").unwrap()), None);
+        let hir = parse(r"(?i)acme[_-]token[=:]([a-z0-9]{32})").unwrap();
+        assert_eq!(literal_keywords(&hir).unwrap(), ["acme"]);
     }
 }

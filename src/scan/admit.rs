@@ -54,9 +54,8 @@ pub enum Skip {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading {
     pub form: Form,
-    /// NUL-separated text (an `environ` capture, `find -print0`): NULs are read as line
-    /// ends, so lines and contexts are its entries.
-    pub nul_text: bool,
+    /// How its NUL bytes are read.
+    pub nul: Nul,
 }
 
 impl Reading {
@@ -64,8 +63,46 @@ impl Reading {
     /// on a stream) is scanned this way.
     pub const TEXT: Reading = Reading {
         form: Form::Text,
-        nul_text: false,
+        nul: Nul::Kept,
     };
+}
+
+/// How the NUL bytes of admitted text are read. Each is replaced by one byte, so offsets
+/// stay the blob's own; what changes is what a line is, for the rules (a value ends at a
+/// line end), for line numbers and for contexts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nul {
+    /// As they are: no NUL in the head, or the blob is UTF-16 or binary (admitted anyway).
+    Kept,
+    /// Text with a few NULs among its lines: each NUL is a line end too.
+    LineEnds,
+    /// NUL-separated records (an `environ` capture, `find -print0`): at least as many NULs
+    /// as newlines. Each NUL ends a line and a newline inside a record is read as a space,
+    /// so line N is record N, and a record's context is the record.
+    Records,
+}
+
+impl Nul {
+    /// Read `data` (a whole blob or any piece of one) this way, in place.
+    pub fn apply(self, data: &mut [u8]) {
+        match self {
+            Nul::Kept => {}
+            Nul::LineEnds => {
+                for b in data.iter_mut().filter(|b| **b == 0) {
+                    *b = b'\n';
+                }
+            }
+            Nul::Records => {
+                for b in data.iter_mut() {
+                    *b = match *b {
+                        0 => b'\n',
+                        b'\n' => b' ',
+                        b => b,
+                    };
+                }
+            }
+        }
+    }
 }
 
 /// What a blob's name says its structure is.
@@ -74,7 +111,9 @@ pub enum Form {
     Text,
     /// A Jupyter notebook: each finding maps to its cell, output and field.
     Notebook,
-    /// `NAME=value` lines (`.env`, `*.env`, `environ`): each finding names its variable.
+    /// `NAME=value` lines (`.env`, `*.env`, `environ`), or NUL-separated `NAME=value`
+    /// records under any name (`cat /proc/PID/environ > capture`): each finding names its
+    /// variable.
     Env,
 }
 
@@ -93,15 +132,44 @@ pub fn admit(path: &str, head: &[u8], size: u64, opts: &Admit) -> Admission {
     // Binary: a NUL byte near the start, unless the text is UTF-16 (which is full of them)
     // or NUL-separated.
     let sniff = &head[..head.len().min(SNIFF)];
-    let nul_text = has_nul(sniff) && nul_separated_text(sniff);
-    let binary = has_nul(sniff) && !nul_text && !crate::decode::looks_utf16(head);
+    let nul = nuls(sniff);
+    let binary = has_nul(sniff) && nul == Nul::Kept && !crate::decode::looks_utf16(head);
     if binary && !opts.binary && archive.is_none() {
         return Admission::Skip(Skip::Binary);
     }
-    Admission::Scan(Reading {
-        form: form(path),
-        nul_text,
-    })
+    // A capture of an environment is one whatever its name: its records say so.
+    let form = match form(path) {
+        Form::Text if nul == Nul::Records && env_records(sniff) => Form::Env,
+        named => named,
+    };
+    Admission::Scan(Reading { form, nul })
+}
+
+/// How the NULs of a blob whose first bytes are `sniff` are read.
+fn nuls(sniff: &[u8]) -> Nul {
+    if !has_nul(sniff) || !nul_separated_text(sniff) {
+        return Nul::Kept;
+    }
+    let (nul, newline) = (
+        memchr::memchr_iter(0, sniff),
+        memchr::memchr_iter(b'\n', sniff),
+    );
+    if nul.count() >= newline.count() {
+        Nul::Records
+    } else {
+        Nul::LineEnds
+    }
+}
+
+/// Whether NUL-separated records are an environment: nine in ten whole records of `sniff`
+/// (the last piece may be cut) are `NAME=value`. A command line (`/proc/PID/cmdline`:
+/// `java\0-Dkey=value`) or a list of paths is not.
+fn env_records(sniff: &[u8]) -> bool {
+    let mut records: Vec<&[u8]> = sniff.split(|&b| b == 0).collect();
+    records.pop();
+    records.retain(|r| !r.is_empty());
+    let assignments = records.iter().filter(|r| env::is_assignment(r)).count();
+    assignments > 0 && assignments * 10 >= records.len() * 9
 }
 
 /// What the name says: a notebook, an env-shaped file, or text.
@@ -139,15 +207,6 @@ pub fn nul_separated_text(sniff: &[u8]) -> bool {
     }
 }
 
-/// NUL separators as line ends, so lines and contexts are entries.
-pub fn nul_to_newline(data: &mut [u8]) {
-    for b in data.iter_mut() {
-        if *b == 0 {
-            *b = b'\n';
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,8 +217,8 @@ mod tests {
         max_size: None,
     };
 
-    fn scan(form: Form, nul_text: bool) -> Admission {
-        Admission::Scan(Reading { form, nul_text })
+    fn scan(form: Form, nul: Nul) -> Admission {
+        Admission::Scan(Reading { form, nul })
     }
 
     /// The same bytes under the name each source gives them: a file on disk, an entry of an
@@ -167,10 +226,18 @@ mod tests {
     #[test]
     fn the_decision_depends_on_the_name_and_bytes_not_the_source() {
         let cases: [(&str, &[u8], Admission); 5] = [
-            (".env", b"AWS_ACCESS_KEY_ID=x\n", scan(Form::Env, false)),
-            ("nb.ipynb", b"{\"cells\": []}", scan(Form::Notebook, false)),
-            ("environ", b"PATH=/bin\0HOME=/root\0", scan(Form::Env, true)),
-            ("app.py", b"x = 1\n", scan(Form::Text, false)),
+            (".env", b"AWS_ACCESS_KEY_ID=x\n", scan(Form::Env, Nul::Kept)),
+            (
+                "nb.ipynb",
+                b"{\"cells\": []}",
+                scan(Form::Notebook, Nul::Kept),
+            ),
+            (
+                "environ",
+                b"PATH=/bin\0HOME=/root\0",
+                scan(Form::Env, Nul::Records),
+            ),
+            ("app.py", b"x = 1\n", scan(Form::Text, Nul::Kept)),
             (
                 "blob.bin",
                 b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR",
@@ -202,7 +269,7 @@ mod tests {
             archives: false,
             ..OPEN
         };
-        assert_eq!(admit("a.gz", &gz, 12, &closed), scan(Form::Text, false));
+        assert_eq!(admit("a.gz", &gz, 12, &closed), scan(Form::Text, Nul::Kept));
     }
 
     #[test]
@@ -217,7 +284,7 @@ mod tests {
         );
         assert_eq!(
             admit("a.txt", b"1234", 4, &limited),
-            scan(Form::Text, false)
+            scan(Form::Text, Nul::Kept)
         );
         let binary = Admit {
             binary: true,
@@ -225,7 +292,7 @@ mod tests {
         };
         assert_eq!(
             admit("b", b"\x01\x02\0\0\x03", 5, &binary),
-            scan(Form::Text, false)
+            scan(Form::Text, Nul::Kept)
         );
         // UTF-16 is text, full of NULs as it is.
         let utf16: Vec<u8> = "TOKEN=abcdefghijklmnop\n"
@@ -234,8 +301,66 @@ mod tests {
             .collect();
         assert_eq!(
             admit("w.txt", &utf16, utf16.len() as u64, &OPEN),
-            scan(Form::Text, false)
+            scan(Form::Text, Nul::Kept)
         );
+    }
+
+    /// NUL-separated text is read by its records: an environment whatever its name, other
+    /// records as text, and text with a stray NUL keeps its lines.
+    #[test]
+    fn nul_separated_records_and_environment_captures() {
+        let cases: [(&str, &[u8], Admission); 6] = [
+            (
+                "proc-1000-environ",
+                b"PATH=/usr/bin\0AWS_SECRET_ACCESS_KEY=abc\0HOME=/root\0",
+                scan(Form::Env, Nul::Records),
+            ),
+            // A value with a newline in it is still one record.
+            (
+                "capture.txt",
+                b"A=1\0CERT=line one\nline two\0B=2\0",
+                scan(Form::Env, Nul::Records),
+            ),
+            // A command line has `-Dkey=value` arguments, not variables.
+            (
+                "cmdline",
+                b"java\0-Dtoken=abc\0-jar\0app.jar\0",
+                scan(Form::Text, Nul::Records),
+            ),
+            (
+                "files.txt",
+                b"./a/b.txt\0./c=d/e.txt\0./f\0",
+                scan(Form::Text, Nul::Records),
+            ),
+            (
+                "notes.txt",
+                b"line one\nline two\0\nA=1\n",
+                scan(Form::Text, Nul::LineEnds),
+            ),
+            // Binary with NULs and `NAME=value` strings in it is still binary.
+            (
+                "core.dump",
+                b"\x7fELF\x02\x01\x01\0\0\0PATH=/bin\0HOME=/root\0",
+                Admission::Skip(Skip::Binary),
+            ),
+        ];
+        for (name, bytes, want) in cases {
+            assert_eq!(
+                admit(name, bytes, bytes.len() as u64, &OPEN),
+                want,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn records_are_lines_and_offsets_stay() {
+        let mut b = b"A=1\0CERT=x\ny\0".to_vec();
+        Nul::Records.apply(&mut b);
+        assert_eq!(b, b"A=1\nCERT=x y\n");
+        let mut b = b"a\nb\0c".to_vec();
+        Nul::LineEnds.apply(&mut b);
+        assert_eq!(b, b"a\nb\nc");
     }
 
     #[test]

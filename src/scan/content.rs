@@ -5,6 +5,7 @@
 
 use super::admit::{self, Form, Reading};
 use super::{lock, run::Run, Scanner};
+use crate::decode::View;
 use crate::engine::Match;
 use crate::model::{self, Finding, Origin};
 use crate::rules::MAX_WINDOW;
@@ -179,16 +180,27 @@ impl Scanner {
             .copied()
             .collect();
         let mut out = model::findings_masked(rules, hay, &kept, known, provenance, origin);
+        // In UTF-16 text every decoded match is in the text a person reads (nested views are
+        // made from it): the policy reads that text, and lines, columns and contexts are its
+        // own, so a column counts characters, not the bytes of two-byte units.
+        let text = match scanned.decoded.is_empty() {
+            true => None,
+            false => crate::decode::utf16_view(hay),
+        };
+        let allowed = |m: &Match| match &text {
+            Some(v) => self.allowed(&v.bytes, &in_view(v, m), provenance),
+            None => self.allowed(hay, m, provenance),
+        };
         // One pass for all decoded matches: `findings` returns them in order of start, so
         // they are sorted the same way first to pair each with its decoded secret.
-        let mut decoded: Vec<&Decoded> = scanned
-            .decoded
-            .iter()
-            .filter(|d| !self.allowed(hay, &d.at, provenance))
-            .collect();
+        let mut decoded: Vec<&Decoded> =
+            scanned.decoded.iter().filter(|d| !allowed(&d.at)).collect();
         decoded.sort_by_key(|d| d.at.start);
         let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
-        let found = model::findings_masked(rules, hay, &at, known, provenance, origin);
+        let found = match &text {
+            Some(v) => in_text(rules, v, &at, known, provenance, origin),
+            None => model::findings_masked(rules, hay, &at, known, provenance, origin),
+        };
         out.extend(
             found
                 .into_iter()
@@ -295,9 +307,7 @@ impl Scanner {
         if how.form == Form::Notebook {
             run.warn(provenance.display(), notebook_as_text());
         }
-        if how.nul_text {
-            admit::nul_to_newline(&mut buf);
-        }
+        how.nul.apply(&mut buf);
         let window = STREAM_CHUNK + 2 * OVERLAP;
         let (mut base, mut own_from) = (0, 0);
         let mut origin = Origin::START;
@@ -313,9 +323,7 @@ impl Scanner {
                         eof = true;
                     }
                     Ok(n) => {
-                        if how.nul_text {
-                            admit::nul_to_newline(&mut buf[at..at + n]);
-                        }
+                        how.nul.apply(&mut buf[at..at + n]);
                         buf.truncate(at + n);
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(at),
@@ -352,6 +360,42 @@ impl Scanner {
     }
 }
 
+/// `m`, a span of UTF-16 text's bytes, in its decoded view.
+fn in_view(v: &View, m: &Match) -> Match {
+    Match {
+        start: v.decoded_at(m.start),
+        end: v.decoded_at(m.end),
+        rule: m.rule,
+        match_start: v.decoded_at(m.match_start),
+        match_end: v.decoded_at(m.match_end),
+    }
+}
+
+/// Findings of `at` (spans of UTF-16 text's bytes, sorted by start) read in the decoded
+/// text `v`: line, column (characters of the text) and context are the text's, the context
+/// masked with `known`; `start..end` stay the text's bytes from `origin`.
+fn in_text(
+    rules: &[crate::rules::Rule],
+    v: &View,
+    at: &[Match],
+    known: &[Match],
+    provenance: &Provenance,
+    origin: Origin,
+) -> Vec<Finding> {
+    let spans: Vec<Match> = at.iter().map(|m| in_view(v, m)).collect();
+    let masks: Vec<Match> = known.iter().map(|m| in_view(v, m)).collect();
+    let from = Origin {
+        offset: 0,
+        ..origin
+    };
+    let mut found = model::findings_masked(rules, &v.bytes, &spans, &masks, provenance, from);
+    // Returned in order of start, as `at` is (the map keeps order).
+    for (f, m) in found.iter_mut().zip(at) {
+        (f.start, f.end) = (origin.offset + m.start, origin.offset + m.end);
+    }
+    found
+}
+
 fn notebook_as_text() -> String {
     format!(
         "notebook larger than {}; scanned as plain text (no cell numbers)",
@@ -360,10 +404,15 @@ fn notebook_as_text() -> String {
 }
 
 /// Each finding of an env-shaped blob with the variable it is in; `hay` holds the blob's
-/// bytes from offset `base` on.
+/// bytes from offset `base` on. UTF-16 (a PowerShell dump) is read as the text it holds.
 fn name_variables(found: &mut [Finding], hay: &[u8], base: usize) {
+    let text = crate::decode::utf16_view(hay);
     for f in found {
-        let name = source::env::variable_at(hay, f.start.saturating_sub(base).min(hay.len()));
+        let at = f.start.saturating_sub(base).min(hay.len());
+        let name = match &text {
+            Some(v) => source::env::variable_at(&v.bytes, v.decoded_at(at)),
+            None => source::env::variable_at(hay, at),
+        };
         match &mut f.provenance {
             Provenance::File { variable, .. }
             | Provenance::Git { variable, .. }

@@ -3,7 +3,7 @@
 //! added. LFS pointers are named, submodules scanned as repositories of their own, blobs
 //! read by parallel workers each with its own `git cat-file`.
 
-use super::admit::{self, Admit, Skip};
+use super::admit::{Admit, Skip};
 use super::{run::Run, Outcome, Scanner};
 use crate::model::Warning;
 use crate::source::{git, Blob, Data, Provenance};
@@ -137,7 +137,7 @@ impl Scanner {
         };
         // An archive committed is new content as a whole: every file in it is scanned (the
         // admission opens it and files what it holds).
-        let Some((blob, mut found, nul_text)) = self.take(run, blob, opts) else {
+        let Some((blob, mut found, nul)) = self.take(run, blob, opts) else {
             return;
         };
         // Only lines this change added: a secret that stays in a file through later edits
@@ -151,9 +151,7 @@ impl Scanner {
                 .filter_map(|id| match objects.get(id, None) {
                     git::Object::Blob(mut d) => {
                         // Compared as the new version was read: NULs as line ends.
-                        if nul_text {
-                            admit::nul_to_newline(&mut d);
-                        }
+                        nul.apply(&mut d);
                         Some(d)
                     }
                     _ => None,

@@ -20,7 +20,7 @@ use crate::engine::Engine;
 use crate::model::{Finding, Summary, Warning};
 use crate::policy::Policy;
 use crate::source::{self, Blob, Data};
-use admit::{Admission, Admit};
+use admit::{Admission, Admit, Nul};
 use run::Run;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -103,11 +103,11 @@ impl Scanner {
     }
 
     /// One blob held whole, from any source: admitted, then skipped, opened as an archive,
-    /// or scanned in its form. Returns the scanned blob (NUL separators read as line ends)
-    /// with its findings and whether it was NUL-separated, for the caller to filter and
+    /// or scanned in its form. Returns the scanned blob (its NULs read as the admission
+    /// said) with its findings and how its NULs were read, for the caller to filter and
     /// count; `None` when there is nothing more to do (allowed, skipped, or an archive whose
     /// files were scanned).
-    fn take(&self, run: &Run, mut blob: Blob, opts: &Admit) -> Option<(Blob, Vec<Finding>, bool)> {
+    fn take(&self, run: &Run, mut blob: Blob, opts: &Admit) -> Option<(Blob, Vec<Finding>, Nul)> {
         let path = blob.provenance.display();
         if self.policy.path_allowed(&path) {
             return None;
@@ -123,12 +123,10 @@ impl Scanner {
                 None
             }
             Admission::Scan(how) => {
-                if how.nul_text {
-                    let Data::Owned(bytes) = &mut blob.data;
-                    admit::nul_to_newline(bytes);
-                }
+                let Data::Owned(bytes) = &mut blob.data;
+                how.nul.apply(bytes);
                 let found = self.content(run, &blob, how.form);
-                Some((blob, found, how.nul_text))
+                Some((blob, found, how.nul))
             }
         }
     }
@@ -309,10 +307,12 @@ mod tests {
         ], "metadata": {}, "nbformat": 4})
         .to_string();
         let environ = format!("HOME=/root\0AWS_ACCESS_KEY_ID={id}\0");
-        let cases: [(&str, &[u8]); 3] = [
+        let cases: [(&str, &[u8]); 4] = [
             (".env", env.as_bytes()),
             ("analysis.ipynb", nb.as_bytes()),
             ("environ", environ.as_bytes()),
+            // A capture of an environment under any name.
+            ("proc-1000-environ", environ.as_bytes()),
         ];
         for (name, bytes) in cases {
             let mut all = places(name, bytes)

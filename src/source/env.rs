@@ -112,10 +112,13 @@ impl Environment {
 /// The 1-based line of `bytes` where each variable is: where its value is first found after
 /// the previous variable (else its name; else the previous variable's line). The parsers
 /// read many shapes (JSON, YAML, tables, UTF-16); finding each value again in order maps
-/// them all back without each parser counting lines.
+/// them all back without each parser counting lines. In a NUL-separated dump a line is a
+/// record, as `scan` counts them.
 fn file_lines(bytes: &[u8], vars: &Vars) -> Vec<usize> {
     let decoded = crate::decode::utf16_text(bytes);
     let text = decoded.as_deref().unwrap_or(bytes);
+    // The separator `assignments` split on.
+    let sep = if text.contains(&0) { 0 } else { b'\n' };
     let mut at = 0;
     let mut line = 1;
     let mut out = Vec::with_capacity(vars.len());
@@ -126,7 +129,7 @@ fn file_lines(bytes: &[u8], vars: &Vars) -> Vec<usize> {
             .filter(|n| !n.is_empty())
             .find_map(|n| memchr::memmem::find(&text[at..], n));
         if let Some(p) = found {
-            line += memchr::memchr_iter(b'\n', &text[at..at + p]).count();
+            line += memchr::memchr_iter(sep, &text[at..at + p]).count();
             at += p;
         }
         out.push(line);
@@ -156,6 +159,21 @@ fn read_bounded(r: impl std::io::Read) -> std::io::Result<Vec<u8>> {
 pub fn is_env_file(path: &str) -> bool {
     let name = path.rsplit(['/', '!']).next().unwrap_or(path);
     name == ".env" || name.ends_with(".env") || name.starts_with(".env.") || name == "environ"
+}
+
+/// Whether one record of a NUL-separated capture is a variable: `NAME=value`, the name a
+/// letter or `_` then letters, digits, `_`, `.` or `-` (as [`parse`] reads names). A command
+/// line's arguments (`-Dkey=value`, `--opt=value`) and paths are not.
+pub fn is_assignment(record: &[u8]) -> bool {
+    let Some(eq) = record.iter().position(|&b| b == b'=') else {
+        return false;
+    };
+    let name = &record[..eq];
+    name.first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        && name
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 /// The variable assigned on the line of `hay` that holds byte `at` (`NAME=...`, with an

@@ -145,3 +145,117 @@ fn decoding_is_bounded() {
     sb.write("noise.txt", b64(&noise));
     assert_eq!(sb.run(&["scan", "noise.txt"]).code, 0);
 }
+
+/// A fake OpenAI project key (164 characters), random from `seed`.
+fn fake_openai(seed: u64) -> String {
+    let mut r = crate::synth::Rng::new(seed);
+    let half = |r: &mut crate::synth::Rng| r.chars(crate::synth::B64URL, 74);
+    format!("sk-proj-{}T3BlbkFJ{}", half(&mut r), half(&mut r))
+}
+
+/// `text` as UTF-16 with a byte-order mark, in either byte order.
+fn utf16(text: &str, little: bool) -> Vec<u8> {
+    let bom: [u8; 2] = if little { [0xFF, 0xFE] } else { [0xFE, 0xFF] };
+    let units = text.encode_utf16().flat_map(move |u| match little {
+        true => u.to_le_bytes(),
+        false => u.to_be_bytes(),
+    });
+    bom.into_iter().chain(units).collect()
+}
+
+/// Issue 12, item 5: in UTF-16 text a finding's line, column and context are the decoded
+/// text's (a column counts characters, not the bytes of two-byte units, and the context is
+/// the line a person reads); `start..end` stay byte offsets in the file.
+#[test]
+fn utf16_columns_count_characters_and_contexts_are_the_decoded_line() {
+    let sb = Sandbox::new();
+    let key = fake_openai(610);
+    let gh = fake_github(611);
+    let lines = [
+        "héllo wörld".to_string(),
+        format!("token = \"{key}\""),
+        // A character outside the BMP (two UTF-16 units, four UTF-8 bytes) counts as one.
+        format!("🔑 gh = {gh}"),
+        format!("token = \"{}\"  # leakhound:allow", fake_openai(612)),
+    ];
+    let text = lines.join("\n") + "\n";
+    for little in [true, false] {
+        let name = if little { "le.txt" } else { "be.txt" };
+        let bytes = utf16(&text, little);
+        sb.write(name, &bytes);
+        let run = |show: bool| {
+            let mut args = vec!["scan", name, "--format", "jsonl"];
+            if show {
+                args.push("--show-secrets");
+            }
+            let r = sb.run(&args);
+            assert_eq!(r.code, 1, "{name}: {}", r.stderr);
+            r.jsonl()
+        };
+        let found = run(false);
+        let got: Vec<(&str, u64, u64, &str)> = found
+            .iter()
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap(),
+                    f["line"].as_u64().unwrap(),
+                    f["column"].as_u64().unwrap(),
+                    f["context"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        let want = [
+            ("openai.api-key", 2, 10, "token = \"sk-p********\""),
+            ("github.pat", 3, 8, "🔑 gh = ghp_********"),
+        ];
+        assert_eq!(got, want, "{name}: the allowed line is not reported");
+        // start..end: the secret's bytes in the file, as UTF-16 (after the BOM).
+        let shown = run(true);
+        for f in &shown {
+            let (s, e) = (f["start"].as_u64().unwrap(), f["end"].as_u64().unwrap());
+            let secret = f["secret"].as_str().unwrap();
+            assert_eq!(&bytes[s as usize..e as usize], &utf16(secret, little)[2..]);
+            assert_eq!(f["encoding"], "utf16", "{f:#}");
+        }
+        assert_eq!(shown[0]["start"], 2 + 2 * (12 + 9), "{name}");
+        assert_eq!(shown[0]["context"], format!("token = \"{key}\""));
+    }
+    // The human report shows the same line:column and decoded context.
+    let human = sb.run(&["scan", "le.txt"]);
+    assert!(human.stdout.contains("2:10"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("token = \"sk-p********\""),
+        "{}",
+        human.stdout
+    );
+}
+
+/// A UTF-16 `.env` (as PowerShell writes one) names each finding's variable.
+#[test]
+fn a_utf16_env_file_names_its_variables() {
+    let sb = Sandbox::new();
+    let (id, secret) = fake_aws(613);
+    let text =
+        format!("PATH=C:\\Windows\r\nAWS_ACCESS_KEY_ID={id}\r\nAWS_SECRET_ACCESS_KEY={secret}\r\n");
+    sb.write("ps/prod.env", utf16(&text, true));
+    let found = scan_one(&sb, "ps/prod.env");
+    let vars: Vec<(&str, u64, u64)> = found
+        .iter()
+        .map(|f| {
+            (
+                f["provenance"]["variable"].as_str().unwrap_or("<none>"),
+                f["line"].as_u64().unwrap(),
+                f["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        vars,
+        [
+            ("AWS_ACCESS_KEY_ID", 2, 19),
+            ("AWS_SECRET_ACCESS_KEY", 3, 23)
+        ]
+    );
+    assert!(found[0]["credential_set"].is_string(), "{:#}", found[0]);
+    assert_eq!(found[0]["credential_set"], found[1]["credential_set"]);
+}

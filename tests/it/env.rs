@@ -203,3 +203,125 @@ fn scan_names_variables_in_env_shaped_files_and_pairs_by_name() {
     let py = f.iter().find(|x| x["path"] == "src/app.py").unwrap();
     assert!(py["provenance"].get("variable").is_none());
 }
+
+/// Issue 12, item 5: `cat /proc/PID/environ > proc-1000-environ` is an environment whatever
+/// its name. Each finding names its variable, AWS parts pair by name (not by nearness), a
+/// line is a record (a newline inside a value does not start one), and start..end are the
+/// capture's own bytes.
+#[test]
+fn scan_reads_a_nul_separated_capture_as_an_environment() {
+    let sb = Sandbox::new();
+    let (prod_id, prod_secret) = fake_aws(430);
+    let (stage_id, stage_secret) = fake_aws(431);
+    let records = [
+        "PATH=/usr/local/bin:/usr/bin".to_string(),
+        format!("PROD_AWS_ACCESS_KEY_ID={prod_id}"),
+        // A value with newlines in it: still one record, one line.
+        "MOTD=welcome\nto the\nbuild host".to_string(),
+        format!("STAGE_AWS_ACCESS_KEY_ID={stage_id}"),
+        format!("STAGE_AWS_SECRET_ACCESS_KEY={stage_secret}"),
+        // More than the 2 KiB that pairs parts by nearness in a file.
+        format!("LS_COLORS={}", "di=01;34:ln=01;36:".repeat(150)),
+        format!("PROD_AWS_SECRET_ACCESS_KEY={prod_secret}"),
+        "HOME=/root".to_string(),
+    ];
+    let capture: Vec<u8> = records.iter().flat_map(|r| r.bytes().chain([0])).collect();
+    sb.write("captures/proc-1000-environ", &capture);
+    // A command line is NUL-separated too, but its `-Dkey=value` are not variables.
+    let gh = fake_github(432);
+    sb.write(
+        "captures/proc-1000-cmdline",
+        format!("java\0-Dgithub.token={gh}\0-jar\0app.jar\0"),
+    );
+    let r = sb.run(&["scan", "captures", "--format", "jsonl", "--show-secrets"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let found = r.jsonl();
+    let env: Vec<_> = found
+        .iter()
+        .filter(|f| f["path"] == "captures/proc-1000-environ")
+        .collect();
+    // (variable, line, column, context) of each, in the capture's order.
+    let got: Vec<(&str, u64, u64, &str)> = env
+        .iter()
+        .map(|f| {
+            (
+                f["provenance"]["variable"].as_str().unwrap_or("<none>"),
+                f["line"].as_u64().unwrap(),
+                f["column"].as_u64().unwrap(),
+                f["context"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("PROD_AWS_ACCESS_KEY_ID", 2, 24, records[1].as_str()),
+        ("STAGE_AWS_ACCESS_KEY_ID", 4, 25, records[3].as_str()),
+        ("STAGE_AWS_SECRET_ACCESS_KEY", 5, 29, records[4].as_str()),
+        ("PROD_AWS_SECRET_ACCESS_KEY", 7, 28, records[6].as_str()),
+    ];
+    assert_eq!(got, want, "{env:#?}");
+    for f in &env {
+        let (s, e) = (f["start"].as_u64().unwrap(), f["end"].as_u64().unwrap());
+        assert_eq!(
+            &capture[s as usize..e as usize],
+            f["secret"].as_str().unwrap().as_bytes()
+        );
+        assert_eq!(f["provenance"]["kind"], "file");
+    }
+    // Paired by the variables' prefix: PROD's id with PROD's secret 2 KiB away, not with
+    // STAGE's secret next to it.
+    assert!(env[0]["credential_set"].is_string(), "{:#}", env[0]);
+    assert_eq!(env[0]["credential_set"], env[3]["credential_set"]);
+    assert_eq!(env[1]["credential_set"], env[2]["credential_set"]);
+    assert_ne!(env[0]["credential_set"], env[1]["credential_set"]);
+    let cmd = found
+        .iter()
+        .find(|f| f["path"] == "captures/proc-1000-cmdline")
+        .unwrap_or_else(|| panic!("no finding in the command line: {found:#?}"));
+    assert_eq!(cmd["rule"], "github.pat");
+    assert!(cmd["provenance"].get("variable").is_none(), "{cmd:#}");
+
+    // `leakhound env` reads the same capture the same way: variables and lines agree.
+    let dump = sb
+        .run(&["env", "captures/proc-1000-environ", "--format", "jsonl"])
+        .jsonl();
+    let lines: Vec<(&str, u64)> = dump
+        .iter()
+        .map(|f| {
+            (
+                f["provenance"]["variable"].as_str().unwrap(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut lines = lines;
+    lines.sort_by_key(|l| l.1);
+    let want: Vec<(&str, u64)> = want.iter().map(|w| (w.0, w.1)).collect();
+    assert_eq!(lines, want);
+}
+
+/// A binary file that merely holds NULs, even with `NAME=value` strings in it (a core dump,
+/// a padded blob), is still binary: skipped and named, not read as an environment.
+#[test]
+fn a_binary_file_with_nuls_and_assignments_is_still_binary() {
+    let sb = Sandbox::new();
+    let (_, secret) = fake_aws(433);
+    let strings = format!("PATH=/bin\0AWS_SECRET_ACCESS_KEY={secret}\0HOME=/root\0");
+    let mut core = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x04\0\x3e\0\x01\0\0\0".to_vec();
+    core.extend_from_slice(strings.as_bytes());
+    sb.write("core.1000", &core);
+    // No other control bytes, but padded: more NUL than text.
+    let mut padded = strings.clone().into_bytes();
+    padded.extend(std::iter::repeat_n(0u8, 4096));
+    sb.write("padded.bin", &padded);
+    let r = sb.run(&["scan", ".", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let doc = r.json();
+    assert_eq!(doc["summary"]["skipped_binary"], 2, "{:#}", doc["summary"]);
+    assert_eq!(
+        doc["summary"]["skipped"],
+        serde_json::json!([
+            {"path": "core.1000", "reason": "binary"},
+            {"path": "padded.bin", "reason": "binary"}
+        ])
+    );
+}
