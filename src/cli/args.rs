@@ -258,6 +258,8 @@ pub enum RulesCommand {
 pub enum ListFormat {
     Human,
     Json,
+    /// A Markdown table per rule file, as docs/rules.md lists them.
+    Markdown,
 }
 
 /// `--format`; the writers' own [`Format`] knows no flags.

@@ -61,6 +61,28 @@ pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {
                     writeln!(out, "{:<44} {}", r.id, r.name)?;
                 }
             }
+            ListFormat::Markdown => {
+                let mut file = "";
+                for r in engine.rules() {
+                    let from = r.origin.rsplit('/').next().unwrap_or(&r.origin);
+                    if from != file {
+                        file = from;
+                        writeln!(out, "\n### `{file}`\n")?;
+                        writeln!(out, "| id | name | confidence | keywords |")?;
+                        writeln!(out, "|---|---|---|---|")?;
+                    }
+                    let keywords: Vec<String> =
+                        r.keywords.iter().map(|k| format!("`{k}`")).collect();
+                    writeln!(
+                        out,
+                        "| `{}` | {} | {} | {} |",
+                        r.id,
+                        r.name.replace('|', "\\|"),
+                        r.confidence().as_str(),
+                        keywords.join(" ").replace('|', "\\|")
+                    )?;
+                }
+            }
             ListFormat::Json => {
                 let v: Vec<_> = engine
                     .rules()

@@ -43,7 +43,7 @@ fn mask(s: &str) -> String {
 
 /// Whether golden files may be rewritten: `UPDATE_GOLDEN=1` outside CI. Any other value is
 /// an error rather than a quiet rewrite (or a quiet compare) that passes.
-fn update_requested() -> bool {
+pub fn update_requested() -> bool {
     update_wanted(
         std::env::var_os("UPDATE_GOLDEN").as_deref(),
         std::env::var_os("CI").as_deref(),

@@ -218,3 +218,28 @@ examples = ["acme_k3j5h7g9f2d4s6a8"]
     let r = sb.run(&["scan", "src", "--config", "ops/lh.toml"]);
     assert_eq!(r.code, 1, "rules.files is relative to the config file");
 }
+
+/// docs/rules.md lists every built-in rule, generated from the rule data: it cannot go stale.
+#[test]
+fn rules_doc_lists_every_builtin_rule() {
+    let sb = crate::util::Sandbox::new();
+    let r = sb.run(&["rules", "list", "--format", "markdown"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = ("<!-- rules:begin -->\n", "<!-- rules:end -->");
+    let (head, rest) = doc.split_once(begin).expect("begin marker");
+    let (listed, tail) = rest.split_once(end).expect("end marker");
+    let want = format!("{}\n", r.stdout.trim());
+    if crate::golden::update_requested() {
+        std::fs::write(&path, format!("{head}{begin}{want}{end}{tail}")).unwrap();
+        return;
+    }
+    assert_eq!(
+        listed, want,
+        "docs/rules.md's rule list is stale: UPDATE_GOLDEN=1 cargo test --test it rules_doc"
+    );
+    let ids = r.stdout.lines().filter(|l| l.starts_with("| `")).count();
+    let builtin = sb.run(&["rules", "list"]).stdout.lines().count();
+    assert_eq!(ids, builtin);
+}
