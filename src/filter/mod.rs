@@ -107,8 +107,16 @@ impl<'e> Masker<'e> {
         let vis = Visible::new(&hay);
         let found = self.engine.scan(&vis.bytes);
         let matches: Vec<Match> = found.iter().map(|m| vis.original(m)).collect();
+        // What `scan` finds in decoded views (a base64-encoded token) is masked as well, at
+        // its encoded span.
+        let decoded: Vec<(Match, crate::scan::Decoded)> =
+            crate::scan::decoded_matches(self.engine, &vis.bytes, &found)
+                .into_iter()
+                .map(|d| (vis.original(&d.at), d))
+                .collect();
         let mut spans: Vec<(usize, usize, Option<usize>)> = matches
             .iter()
+            .chain(decoded.iter().map(|(m, _)| m))
             .map(|m| (m.start, m.end, Some(m.rule)))
             .collect();
         // Where a match could still be under way at the end: held when idle, masked at the end.
@@ -152,16 +160,38 @@ impl<'e> Masker<'e> {
             .copied()
             .collect();
         // Contexts in `--report` are masked with every match in view, reported or not.
-        let findings = model::findings_masked(
+        let provenance = Provenance::Stream {
+            name: self.name.clone(),
+        };
+        let all: Vec<Match> = matches
+            .iter()
+            .copied()
+            .chain(decoded.iter().map(|(m, _)| *m))
+            .collect();
+        let mut findings = model::findings_masked(
             self.engine.rules(),
             &hay,
             &reported,
-            &matches,
-            &Provenance::Stream {
-                name: self.name.clone(),
-            },
+            &all,
+            &provenance,
             self.ctx_origin,
         );
+        for (m, d) in decoded
+            .iter()
+            .filter(|(m, _)| m.end > base && m.start < upto)
+        {
+            let one = model::findings_masked(
+                self.engine.rules(),
+                &hay,
+                std::slice::from_ref(m),
+                &all,
+                &provenance,
+                self.ctx_origin,
+            );
+            findings.extend(one.into_iter().map(|f| f.decoded(d.encoding, &d.secret)));
+        }
+        // In the order of the stream, as the masks are.
+        findings.sort_by_key(|f| f.start);
         // Keep the last CONTEXT forwarded bytes as context; the rest stays pending.
         self.pending = hay[upto..].to_vec();
         let keep_from = upto.saturating_sub(CONTEXT);

@@ -6,7 +6,7 @@
 use super::admit::{self, Form, Reading};
 use super::{lock, run::Run, Scanner};
 use crate::decode::View;
-use crate::engine::Match;
+use crate::engine::{Engine, Match};
 use crate::model::{self, Finding, Origin};
 use crate::rules::MAX_WINDOW;
 use crate::source::{self, Blob, Provenance};
@@ -28,10 +28,40 @@ pub(super) struct Scanned {
 }
 
 /// A match in a decoded view: its encoded span in the blob and the decoded secret.
-struct Decoded {
-    encoding: crate::decode::Encoding,
-    at: Match,
-    secret: Vec<u8>,
+pub struct Decoded {
+    pub encoding: crate::decode::Encoding,
+    pub at: Match,
+    pub secret: Vec<u8>,
+}
+
+/// The matches in `hay`'s decoded views (base64, UTF-16, escapes, percent-encoding, ANSI) that
+/// `plain` (the plain matches) does not already hold, at their encoded spans in `hay`. What
+/// `scan` reports beyond the plain bytes, and what every masker must hide too.
+pub fn decoded_matches(engine: &Engine, hay: &[u8], plain: &[Match]) -> Vec<Decoded> {
+    let mut seen: std::collections::HashSet<(usize, usize, usize)> =
+        plain.iter().map(|m| (m.rule, m.start, m.end)).collect();
+    let mut decoded = Vec::new();
+    for (encoding, view) in crate::decode::views(hay) {
+        for m in engine.scan(&view.bytes) {
+            let (start, end) = view.original(m.start, m.end);
+            if end <= start || !seen.insert((m.rule, start, end)) {
+                continue;
+            }
+            let (match_start, match_end) = view.original(m.match_start, m.match_end);
+            decoded.push(Decoded {
+                encoding,
+                at: Match {
+                    start,
+                    end,
+                    rule: m.rule,
+                    match_start: match_start.min(start),
+                    match_end: match_end.max(end),
+                },
+                secret: view.bytes[m.span()].to_vec(),
+            });
+        }
+    }
+    decoded
 }
 
 /// Every span of `s`, plain and decoded: what a context must not show.
@@ -263,29 +293,7 @@ impl Scanner {
     /// to the encoded span).
     fn matches(&self, hay: &[u8]) -> Scanned {
         let plain = self.engine.scan(hay);
-        let mut seen: std::collections::HashSet<(usize, usize, usize)> =
-            plain.iter().map(|m| (m.rule, m.start, m.end)).collect();
-        let mut decoded = Vec::new();
-        for (encoding, view) in crate::decode::views(hay) {
-            for m in self.engine.scan(&view.bytes) {
-                let (start, end) = view.original(m.start, m.end);
-                if end <= start || !seen.insert((m.rule, start, end)) {
-                    continue;
-                }
-                let (match_start, match_end) = view.original(m.match_start, m.match_end);
-                decoded.push(Decoded {
-                    encoding,
-                    at: Match {
-                        start,
-                        end,
-                        rule: m.rule,
-                        match_start: match_start.min(start),
-                        match_end: match_end.max(end),
-                    },
-                    secret: view.bytes[m.span()].to_vec(),
-                });
-            }
-        }
+        let decoded = decoded_matches(&self.engine, hay, &plain);
         Scanned { plain, decoded }
     }
 

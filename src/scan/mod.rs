@@ -27,6 +27,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+pub use content::{decoded_matches, Decoded};
 pub use git::GitOptions;
 pub use image::ImageOptions;
 

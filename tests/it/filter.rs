@@ -222,3 +222,37 @@ fn child_closing_stdout_early_is_fine() {
     assert_eq!(r.code, 0);
     assert_eq!(r.stderr, "still\n");
 }
+
+/// What `scan` finds in a decoded view, the filter masks too: a token base64-encoded (as a
+/// Kubernetes secret or a basic-auth header carries it), percent-encoded in a URL, escaped in
+/// a JSON string. The report names the decoded secret's rule and encoding.
+#[test]
+fn encoded_secrets_are_masked_as_scan_finds_them() {
+    use base64::Engine as _;
+    let sb = Sandbox::new();
+    let gh = crate::util::fake_github(77);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(format!("GITHUB_TOKEN={gh}"));
+    let escaped = gh.replacen('_', "\\u005f", 1);
+    let input = format!("data: {b64}\n{{\"note\": \"token is {escaped}\"}}\nplain line\n");
+    let r = sb.run_stdin(
+        &["filter", "--report", "found.jsonl"],
+        Some(input.as_bytes()),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains(&b64), "{}", r.stdout);
+    assert!(!r.stdout.contains(&escaped[8..]), "{}", r.stdout);
+    assert!(r.stdout.ends_with("plain line\n"), "{}", r.stdout);
+    assert_eq!(
+        r.stdout.matches("[REDACTED:github.pat]").count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    let report = std::fs::read_to_string(sb.path("found.jsonl")).unwrap();
+    let encodings: Vec<String> = report
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["encoding"].to_string())
+        .collect();
+    assert_eq!(encodings, ["\"base64\"", "\"escapes\""], "{report}");
+    assert!(!report.contains(&gh), "the report is redacted");
+}
