@@ -322,25 +322,19 @@ impl Scanner {
         let mut out = Vec::new();
         let (mut eof, mut error) = (false, None);
         loop {
-            while !eof && buf.len() < window {
+            if !eof && buf.len() < window {
+                // Into the buffer's spare capacity, never zeroed first (`read_to_end` through
+                // `take` fills it as the reader delivers); it retries interruptions itself.
                 let at = buf.len();
-                buf.resize(at + (window - at).min(1 << 20), 0);
-                match r.read(&mut buf[at..]) {
-                    Ok(0) => {
-                        buf.truncate(at);
-                        eof = true;
-                    }
-                    Ok(n) => {
-                        how.nul.apply(&mut buf[at..at + n]);
-                        buf.truncate(at + n);
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(at),
+                let want = (window - at) as u64;
+                match Read::take(&mut *r, want).read_to_end(&mut buf) {
+                    Ok(n) => eof = (n as u64) < want,
                     Err(e) => {
-                        buf.truncate(at);
                         eof = true;
                         error = Some(e);
                     }
                 }
+                how.nul.apply(&mut buf[at..]);
             }
             let len = base + buf.len();
             let own_to = if eof { len } else { len - OVERLAP };
