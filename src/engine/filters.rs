@@ -194,10 +194,16 @@ fn is_placeholder(secret: &[u8]) -> bool {
     {
         return true;
     }
-    // `$NAME` is a shell variable and `{name}` a format field, not their values.
+    // `$NAME` is a shell variable and `{name}` a format field, not their values (a hash such
+    // as `$y$j9T$…` is neither).
     // `[Filtered]` and `@TOKEN@` are what a sanitiser or a template leaves; a value cut
     // short with `...` is elided in documentation.
-    if (secret.len() > 1 && secret[0] == b'$' && secret[1].is_ascii_alphabetic())
+    if (secret.len() > 1
+        && secret[0] == b'$'
+        && secret[1].is_ascii_alphabetic()
+        && secret[1..]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_'))
         || (secret.starts_with(b"{") && secret.ends_with(b"}"))
         || (secret.starts_with(b"[") && secret.ends_with(b"]"))
         || is_template_marker(secret)
