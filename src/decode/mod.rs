@@ -270,6 +270,12 @@ fn has_percent(hay: &[u8]) -> bool {
     })
 }
 
+/// `hay` with its percent-encoding (`%2B`) decoded, for a value read on its own (a query
+/// parameter) rather than scanned as a view.
+pub fn percent_decoded(hay: &[u8]) -> Vec<u8> {
+    percent(hay).bytes
+}
+
 /// Percent-encoding (`%2B`) decoded everywhere in `hay`.
 fn percent(hay: &[u8]) -> View {
     let mut v = View {

@@ -38,24 +38,6 @@ fn decode(b64: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// `20250707T101500Z` as Unix seconds.
 fn amz_date(s: &str) -> Option<u64> {
     let d = s.as_bytes();
@@ -86,7 +68,9 @@ fn presigned(secret: &str) -> Option<Presigned> {
         query
             .split('&')
             .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-            .map(percent_decode)
+            .map(|v| {
+                String::from_utf8_lossy(&crate::decode::percent_decoded(v.as_bytes())).into_owned()
+            })
     };
     // `AKIA…/20250707/us-west-2/bedrock/aws4_request`
     let credential = param("X-Amz-Credential")?;
@@ -253,6 +237,19 @@ mod tests {
         assert_eq!(rfc3339(p.signed), "2025-07-07T10:15:00Z");
         assert_eq!(rfc3339(p.expires), "2025-07-07T22:15:00Z");
         assert_eq!(presigned("bedrock-api-key-bm90IGEgdXJs"), None);
+        // A `%` before a character of two bytes is not an escape, and no reason to panic.
+        let url = "bedrock.amazonaws.com/?X-Amz-Credential=ASIAGM2YICRPGYTMSZFK%2F20250707%a\u{e9}\
+                   %2Fus-west-2%2Fbedrock%2Faws4_request&X-Amz-Date=20250707T101500Z\
+                   &X-Amz-Expires=60&Version=1";
+        let key = format!(
+            "{SHORT_PREFIX}{}",
+            base64::engine::general_purpose::STANDARD.encode(url)
+        );
+        let p = presigned(&key).unwrap();
+        assert_eq!(
+            (p.key_id.as_str(), p.region.as_str()),
+            ("ASIAGM2YICRPGYTMSZFK", "us-west-2")
+        );
     }
 
     #[test]
