@@ -176,20 +176,28 @@ impl<'e> Masker<'e> {
             &provenance,
             self.ctx_origin,
         );
-        for (m, d) in decoded
+        // One pass for the decoded ones too: `findings_masked` returns them in order of start,
+        // so they are sorted the same way first to pair each with its decoded secret.
+        let mut in_range: Vec<&(Match, crate::scan::Decoded)> = decoded
             .iter()
             .filter(|(m, _)| m.end > base && m.start < upto)
-        {
-            let one = model::findings_masked(
-                self.engine.rules(),
-                &hay,
-                std::slice::from_ref(m),
-                &all,
-                &provenance,
-                self.ctx_origin,
-            );
-            findings.extend(one.into_iter().map(|f| f.decoded(d.encoding, &d.secret)));
-        }
+            .collect();
+        in_range.sort_by_key(|(m, _)| m.start);
+        let at: Vec<Match> = in_range.iter().map(|(m, _)| *m).collect();
+        let found = model::findings_masked(
+            self.engine.rules(),
+            &hay,
+            &at,
+            &all,
+            &provenance,
+            self.ctx_origin,
+        );
+        findings.extend(
+            found
+                .into_iter()
+                .zip(in_range)
+                .map(|(f, (_, d))| f.decoded(d.encoding, &d.secret)),
+        );
         // In the order of the stream, as the masks are.
         findings.sort_by_key(|f| f.start);
         // Keep the last CONTEXT forwarded bytes as context; the rest stays pending.
