@@ -39,6 +39,12 @@ pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
             .context("a gitleaks config's allowlist targetRules or disabledRules")?;
     }
     rules::disable(&mut set, &cfg.rules.disable).context("rules.disable")?;
+    checked_engine(set)
+}
+
+/// The engine for `set`, after the operator's rules (all but the built-in ones) passed their
+/// checks: known validators, and their examples and negatives through the whole engine.
+pub fn checked_engine(set: Vec<rules::Rule>) -> Result<Engine> {
     if let Some(e) = crate::validate::check_rules(&set).first() {
         bail!("{e}");
     }

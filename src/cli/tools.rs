@@ -1,7 +1,7 @@
 //! The commands around scans: `validate REPORT`, `rules`, `completions`, `man`.
 
 use super::args::ListFormat;
-use super::setup::{config, engine, open_output};
+use super::setup::{checked_engine, config, engine, open_output};
 use super::EXIT_CLEAN;
 use crate::deliver::FailOn;
 use crate::engine::Engine;
@@ -151,14 +151,7 @@ pub fn import_rules(file: &Path, output: Option<&Path>) -> Result<i32> {
     let converted = rules::gitleaks::convert(&name, &text)?;
     let mut set = rules::builtin();
     set.extend(converted.rules.iter().cloned());
-    let engine = Engine::new(set)?;
-    let failures = crate::engine::check(&engine, |r| !rules::is_builtin(r));
-    if let Some(f) = failures.first() {
-        bail!(
-            "{f} ({} converted rule(s) failed their check)",
-            failures.len()
-        );
-    }
+    checked_engine(set)?;
     let toml = rules::gitleaks::to_toml(&converted).context("writing the rules as TOML")?;
     match output {
         Some(p) => {
