@@ -352,12 +352,7 @@ impl Policy {
             .iter()
             .any(|w| memchr::memmem::find(lines, w).is_some())
             || self.regexes.as_ref().is_some_and(|r| r.is_match(secret))
-            || (!self.stopwords.is_empty() && {
-                let lower = secret.to_ascii_lowercase();
-                self.stopwords
-                    .iter()
-                    .any(|w| memchr::memmem::find(&lower, w).is_some())
-            })
+            || (!self.stopwords.is_empty() && crate::engine::has_stopword(secret, &self.stopwords))
     }
 
     pub fn in_baseline(&self, fingerprint: &str) -> bool {

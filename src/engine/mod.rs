@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 
 pub use check::{check, CheckFailure};
 pub use filters::shannon_entropy;
+pub use scope::has_stopword;
 
 /// Inputs larger than this are split into chunks of this size and searched in parallel.
 const CHUNK: usize = 8 << 20;

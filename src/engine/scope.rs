@@ -76,6 +76,15 @@ impl Scope {
     }
 }
 
+/// Whether `secret` contains one of `words` (lowercase), ASCII case-insensitively: the
+/// stopwords of a rule's allowlist and of the operator's.
+pub fn has_stopword(secret: &[u8], words: &[Vec<u8>]) -> bool {
+    let lower = secret.to_ascii_lowercase();
+    words
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w).is_some())
+}
+
 impl Allow {
     fn allows(&self, hay: &[u8], m: &Match, path: &str, commit: Option<&str>) -> bool {
         let secret = &hay[m.span()];
@@ -92,12 +101,7 @@ impl Allow {
         // Each criterion the allowlist has: `None` when it has none.
         let criteria = [
             self.regexes.as_ref().map(|r| r.is_match(target)),
-            (!self.stopwords.is_empty()).then(|| {
-                let lower = secret.to_ascii_lowercase();
-                self.stopwords
-                    .iter()
-                    .any(|w| memchr::memmem::find(&lower, w).is_some())
-            }),
+            (!self.stopwords.is_empty()).then(|| has_stopword(secret, &self.stopwords)),
             self.paths.as_ref().map(|p| p.is_match(path.as_bytes())),
             (!self.commits.is_empty()).then(|| {
                 commit.is_some_and(|c| {
