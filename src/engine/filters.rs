@@ -313,10 +313,36 @@ fn jwt_header_ok(secret: &[u8]) -> bool {
     let header = secret.split(|&b| b == b'.').next().unwrap_or_default();
     b64_decode_lenient(header).is_some_and(|h| {
         h.first() == Some(&b'{')
-            && (memchr::memmem::find(&h, b"\"alg\"").is_some()
-                || memchr::memmem::find(&h, b"\"typ\"").is_some())
+            && JOSE_HEADER
+                .iter()
+                .any(|p| memchr::memmem::find(&h, p).is_some())
     })
 }
+
+/// The registered JOSE header parameters (RFC 7515 section 4.1, RFC 7516 section 4.1,
+/// RFC 7518 section 4.6-4.8) as JSON keys: a token's header names at least one.
+const JOSE_HEADER: &[&[u8]] = &[
+    b"\"alg\"",
+    b"\"typ\"",
+    b"\"cty\"",
+    b"\"kid\"",
+    b"\"jku\"",
+    b"\"jwk\"",
+    b"\"x5u\"",
+    b"\"x5c\"",
+    b"\"x5t\"",
+    b"\"x5t#S256\"",
+    b"\"crit\"",
+    b"\"enc\"",
+    b"\"zip\"",
+    b"\"epk\"",
+    b"\"apu\"",
+    b"\"apv\"",
+    b"\"iv\"",
+    b"\"tag\"",
+    b"\"p2s\"",
+    b"\"p2c\"",
+];
 
 /// `user:password` in base64, as in a Docker `config.json` `auth` field.
 fn base64_credentials_ok(secret: &[u8]) -> bool {

@@ -21,11 +21,14 @@
 //! a line boundary, as the rules treat it.
 
 mod stream;
+mod structured;
 
 pub use stream::{pump, run, Sink};
+pub use structured::{mask_json, mask_text, mask_value, Masked};
 
 use crate::engine::{Engine, Match};
 use crate::model::{self, Finding, Origin};
+use crate::scan::Decoded;
 use crate::source::Provenance;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::{Anchored, Input, MatchKind};
@@ -92,6 +95,14 @@ impl<'e> Masker<'e> {
         self.flush(Flush::All)
     }
 
+    /// Mask one complete text (a JSON string's value, a file): everything goes out, and an
+    /// end that merely could begin a secret stays, since nothing follows it. The masker is
+    /// left empty, with the text as context for the next one.
+    pub fn complete(&mut self, input: &[u8]) -> (Vec<u8>, Vec<Finding>) {
+        self.pending.extend_from_slice(input);
+        self.flush(Flush::Complete)
+    }
+
     /// Whether bytes are held back.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
@@ -105,15 +116,7 @@ impl<'e> Masker<'e> {
         let mut hay = std::mem::take(&mut self.ctx);
         hay.extend_from_slice(&self.pending);
         let vis = Visible::new(&hay);
-        let found = self.engine.scan(&vis.bytes);
-        let matches: Vec<Match> = found.iter().map(|m| vis.original(m)).collect();
-        // What `scan` finds in decoded views (a base64-encoded token) is masked as well, at
-        // its encoded span.
-        let decoded: Vec<(Match, crate::scan::Decoded)> =
-            crate::scan::decoded_matches(self.engine, &vis.bytes, &found)
-                .into_iter()
-                .map(|d| (vis.original(&d.at), d))
-                .collect();
+        let (found, matches, decoded) = detect(self.engine, &vis);
         let mut spans: Vec<(usize, usize, Option<usize>)> = matches
             .iter()
             .chain(decoded.iter().map(|(m, _)| m))
@@ -121,20 +124,20 @@ impl<'e> Masker<'e> {
             .collect();
         // Where a match could still be under way at the end: held when idle, masked at the end.
         let partial = match how {
-            Flush::Lines => None,
+            Flush::Lines | Flush::Complete => None,
             Flush::Idle | Flush::All => self
                 .partial_start(&vis.bytes, &found, how == Flush::All)
                 .map(|p| vis.raw(p).max(base)),
         };
         let mut upto = match how {
-            Flush::All => hay.len(),
+            Flush::All | Flush::Complete => hay.len(),
             Flush::Lines => match memchr::memrchr2(b'\n', b'\r', &hay[base..]) {
                 Some(p) => base + p + 1,
                 None => base,
             },
             Flush::Idle => partial.unwrap_or(hay.len()),
         };
-        if how == Flush::All {
+        if matches!(how, Flush::All | Flush::Complete) {
             if let Some(p) = partial.filter(|&p| p < hay.len()) {
                 spans.push((p, hay.len(), None));
             }
@@ -154,52 +157,17 @@ impl<'e> Masker<'e> {
         }
         spans.sort_unstable();
         let out = self.masked(&hay, base, upto, &spans);
-        let reported: Vec<Match> = matches
-            .iter()
-            .filter(|m| m.end > base && m.start < upto)
-            .copied()
-            .collect();
-        // Contexts in `--report` are masked with every match in view, reported or not.
         let provenance = Provenance::Stream {
             name: self.name.clone(),
         };
-        let all: Vec<Match> = matches
-            .iter()
-            .copied()
-            .chain(decoded.iter().map(|(m, _)| *m))
-            .collect();
-        let mut findings = model::findings_masked(
-            self.engine.rules(),
+        let findings = findings_in(
+            self.engine,
             &hay,
-            &reported,
-            &all,
+            (&matches, &decoded),
+            base..upto,
             &provenance,
             self.ctx_origin,
         );
-        // One pass for the decoded ones too: `findings_masked` returns them in order of start,
-        // so they are sorted the same way first to pair each with its decoded secret.
-        let mut in_range: Vec<&(Match, crate::scan::Decoded)> = decoded
-            .iter()
-            .filter(|(m, _)| m.end > base && m.start < upto)
-            .collect();
-        in_range.sort_by_key(|(m, _)| m.start);
-        let at: Vec<Match> = in_range.iter().map(|(m, _)| *m).collect();
-        let found = model::findings_masked(
-            self.engine.rules(),
-            &hay,
-            &at,
-            &all,
-            &provenance,
-            self.ctx_origin,
-        );
-        findings.extend(
-            found
-                .into_iter()
-                .zip(in_range)
-                .map(|(f, (_, d))| f.decoded(d.encoding, &d.secret)),
-        );
-        // In the order of the stream, as the masks are.
-        findings.sort_by_key(|f| f.start);
         // Keep the last CONTEXT forwarded bytes as context; the rest stays pending.
         self.pending = hay[upto..].to_vec();
         let keep_from = upto.saturating_sub(CONTEXT);
@@ -288,11 +256,61 @@ impl<'e> Masker<'e> {
     }
 }
 
+/// What `scan` finds in the visible text `vis`: the matches in visible offsets, the same in
+/// original offsets, and the matches in decoded views (a base64-encoded token) at their
+/// encoded spans, in original offsets.
+fn detect(engine: &Engine, vis: &Visible) -> (Vec<Match>, Vec<Match>, Vec<(Match, Decoded)>) {
+    let found = engine.scan(&vis.bytes);
+    let matches = found.iter().map(|m| vis.original(m)).collect();
+    let decoded = crate::scan::decoded_matches(engine, &vis.bytes, &found)
+        .into_iter()
+        .map(|d| (vis.original(&d.at), d))
+        .collect();
+    (found, matches, decoded)
+}
+
+/// The findings among `plain` and `decoded` that overlap `range` of `hay`, in the order of
+/// `hay`. Contexts are masked with every match in view, reported or not.
+fn findings_in(
+    engine: &Engine,
+    hay: &[u8],
+    (plain, decoded): (&[Match], &[(Match, Decoded)]),
+    range: std::ops::Range<usize>,
+    provenance: &Provenance,
+    origin: Origin,
+) -> Vec<Finding> {
+    let inside = |m: &Match| m.end > range.start && m.start < range.end;
+    let all: Vec<Match> = plain
+        .iter()
+        .copied()
+        .chain(decoded.iter().map(|(m, _)| *m))
+        .collect();
+    let reported: Vec<Match> = plain.iter().filter(|m| inside(m)).copied().collect();
+    let mut findings =
+        model::findings_masked(engine.rules(), hay, &reported, &all, provenance, origin);
+    // `findings_masked` returns findings in order of start, so the decoded ones are sorted the
+    // same way first to pair each with its decoded secret.
+    let mut in_range: Vec<&(Match, Decoded)> = decoded.iter().filter(|(m, _)| inside(m)).collect();
+    in_range.sort_by_key(|(m, _)| m.start);
+    let at: Vec<Match> = in_range.iter().map(|(m, _)| *m).collect();
+    let found = model::findings_masked(engine.rules(), hay, &at, &all, provenance, origin);
+    findings.extend(
+        found
+            .into_iter()
+            .zip(in_range)
+            .map(|(f, (_, d))| f.decoded(d.encoding, &d.secret)),
+    );
+    findings.sort_by_key(|f| f.start);
+    findings
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Flush {
     Lines,
     Idle,
     All,
+    /// The input is whole: no partial tail to hold or mask.
+    Complete,
 }
 
 /// Whether a run cut off at the end of the stream looks like part of a generated token

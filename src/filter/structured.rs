@@ -1,0 +1,253 @@
+//! Masking whole texts and structures: an agent's hook event, an MCP message, a transcript
+//! line. A JSON document keeps its shape: only string values holding a secret change, every
+//! other byte stays as it was, and the result is valid JSON again.
+//!
+//! A JSON document is scanned twice: once as written, so a secret's key gives it context
+//! (`"SecretAccessKey": "…"`) and decoded views (base64) are found; then every string with
+//! escapes is scanned decoded, so `\n`, `\"`, `\u002B` or `\u001b[31m` inside a token cannot
+//! hide it. Each secret's span is widened to whole escapes and cut at string boundaries, so a
+//! mask never leaves half an escape behind or replaces a quote.
+
+use super::{detect, findings_in, Masker, Visible};
+use crate::decode::json::{self, Step, StringAt};
+use crate::engine::{Engine, Match};
+use crate::model::{Finding, Origin};
+use crate::source::Provenance;
+use std::collections::HashSet;
+
+/// A masked copy and what was masked in it.
+#[derive(Debug)]
+pub struct Masked {
+    pub bytes: Vec<u8>,
+    pub findings: Vec<Finding>,
+}
+
+/// `text` with every secret `scan` would report replaced by `[REDACTED:rule-id]`. The text is
+/// whole: an end that could merely begin a secret is kept, as nothing follows it.
+pub fn mask_text(engine: &Engine, name: &str, text: &[u8]) -> Masked {
+    let (bytes, findings) = Masker::new(engine, name).complete(text);
+    Masked { bytes, findings }
+}
+
+/// `doc` with every secret in its string values masked, or `None` when it is not JSON.
+/// Findings from the document as written carry `name`; those found only in a decoded string
+/// carry `name` and the string's path (`tool_response.stdout`), with positions in the decoded
+/// string.
+pub fn mask_json(engine: &Engine, name: &str, doc: &[u8]) -> Option<Masked> {
+    let strings = json::strings(doc)?;
+    let provenance = Provenance::Stream {
+        name: name.to_string(),
+    };
+    let (_, plain, decoded) = detect(engine, &Visible::new(doc));
+    let mut findings = findings_in(
+        engine,
+        doc,
+        (&plain, &decoded),
+        0..doc.len(),
+        &provenance,
+        Origin::START,
+    );
+    let mut spans: Vec<(usize, usize, usize)> = plain
+        .iter()
+        .chain(decoded.iter().map(|(m, _)| m))
+        .map(|m| (m.start, m.end, m.rule))
+        .collect();
+    let mut known: HashSet<(usize, usize, usize)> = spans.iter().copied().collect();
+    for s in strings
+        .iter()
+        .filter(|s| doc[s.start..s.end].contains(&b'\\'))
+    {
+        let view = json::unescape(&doc[s.start..s.end], s.start);
+        let (_, p, d) = detect(engine, &Visible::new(&view.bytes));
+        let fresh = |m: &Match, known: &mut HashSet<_>| {
+            let (start, end) = view.original(m.start, m.end);
+            known.insert((start, end, m.rule))
+        };
+        let p: Vec<Match> = p.into_iter().filter(|m| fresh(m, &mut known)).collect();
+        let d: Vec<_> = d
+            .into_iter()
+            .filter(|(m, _)| fresh(m, &mut known))
+            .collect();
+        if p.is_empty() && d.is_empty() {
+            continue;
+        }
+        for m in p.iter().chain(d.iter().map(|(m, _)| m)) {
+            let (start, end) = view.original(m.start, m.end);
+            spans.push((start, end, m.rule));
+        }
+        let at = Provenance::Stream {
+            name: format!("{name} {}", path_name(&s.path)),
+        };
+        findings.extend(findings_in(
+            engine,
+            &view.bytes,
+            (&p, &d),
+            0..view.bytes.len(),
+            &at,
+            Origin::START,
+        ));
+    }
+    Some(Masked {
+        bytes: splice(engine, doc, &strings, spans),
+        findings,
+    })
+}
+
+/// A masked copy of a parsed value, through [`mask_json`] on its serialisation, so object keys
+/// give their values context as they do in text. `None` only if the value cannot be written
+/// or read back, which a masker treats as a failure to scan.
+pub fn mask_value(
+    engine: &Engine,
+    name: &str,
+    value: &serde_json::Value,
+) -> Option<(serde_json::Value, Vec<Finding>)> {
+    let raw = serde_json::to_vec(value).ok()?;
+    let m = mask_json(engine, name, &raw)?;
+    let v = serde_json::from_slice(&m.bytes).ok()?;
+    Some((v, m.findings))
+}
+
+/// `doc` with each span masked: spans are cut to the string bodies they overlap (a span over
+/// no string is not a string's secret and stays) and widened to whole escapes; overlapping
+/// or touching pieces in one string share one marker.
+fn splice(
+    engine: &Engine,
+    doc: &[u8],
+    strings: &[StringAt],
+    spans: Vec<(usize, usize, usize)>,
+) -> Vec<u8> {
+    let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
+    for (s, e, rule) in spans {
+        let first = strings.partition_point(|b| b.end <= s);
+        for b in strings[first..].iter().take_while(|b| b.start < e) {
+            let (cs, ce) = (s.max(b.start), e.min(b.end));
+            if cs >= ce {
+                continue;
+            }
+            let cuts = escape_starts(&doc[b.start..b.end], b.start);
+            let cs = cuts[cuts.partition_point(|&c| c <= cs) - 1];
+            let ce = cuts[cuts.partition_point(|&c| c < ce).min(cuts.len() - 1)];
+            pieces.push((cs, ce, rule));
+        }
+    }
+    pieces.sort_unstable();
+    let mut out = Vec::with_capacity(doc.len());
+    let mut at = 0;
+    for (s, e, rule) in pieces {
+        if e <= at {
+            continue;
+        }
+        if s >= at {
+            out.extend_from_slice(&doc[at..s]);
+            out.extend_from_slice(b"[REDACTED:");
+            out.extend_from_slice(engine.rules()[rule].id.as_bytes());
+            out.push(b']');
+        }
+        at = e;
+    }
+    out.extend_from_slice(&doc[at..]);
+    out
+}
+
+/// Offsets (from `offset`) where a character or escape of a string body begins, and its end:
+/// the only places a mask may begin or end.
+fn escape_starts(body: &[u8], offset: usize) -> Vec<usize> {
+    let mut cuts = Vec::with_capacity(body.len() + 1);
+    let mut i = 0;
+    while i < body.len() {
+        cuts.push(offset + i);
+        i += match body[i] {
+            b'\\' if body.get(i + 1) == Some(&b'u') => 6,
+            b'\\' => 2,
+            _ => 1,
+        };
+    }
+    cuts.push(offset + body.len());
+    cuts
+}
+
+/// `tool_response.stdout`, `content[0].text`.
+fn path_name(path: &[Step]) -> String {
+    let mut s = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            Step::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> Engine {
+        Engine::new(crate::rules::builtin()).unwrap()
+    }
+
+    // Fake, generated for this test: the documented example pair's shape.
+    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
+    const SECRET: &str = "1tUm636uS1yOEcfP5pvfqJ/ml36mF7AkyHsEU0IU";
+
+    #[test]
+    fn a_json_document_keeps_its_shape() {
+        let e = engine();
+        let doc = format!(
+            r#"{{"n": 1.50, "ok": true, "stdout": "id={KEY}\nsecret = {SECRET}\n", "k": "plain"}}"#
+        );
+        let m = mask_json(&e, "t", doc.as_bytes()).unwrap();
+        let out = String::from_utf8(m.bytes).unwrap();
+        assert!(!out.contains(KEY) && !out.contains(SECRET), "{out}");
+        assert!(out.starts_with(r#"{"n": 1.50, "ok": true, "stdout": "id=[REDACTED:"#));
+        assert!(out.ends_with(r#"\n", "k": "plain"}"#), "{out}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap();
+        assert!(m.findings.len() >= 2);
+    }
+
+    #[test]
+    fn escapes_cannot_hide_a_secret_and_are_never_cut() {
+        let e = engine();
+        // The key id with one character written as a \u escape, and a secret whose `/` is `\/`.
+        let key = format!("{}\\u0051{}", &KEY[..4], &KEY[5..]);
+        let secret = SECRET.replace('/', "\\/");
+        let doc = format!(r#"["aws_access_key_id={key}\naws_secret_access_key={secret}"]"#);
+        let m = mask_json(&e, "t", doc.as_bytes()).unwrap();
+        let out = String::from_utf8(m.bytes).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let text = v[0].as_str().unwrap();
+        assert!(
+            !text.contains(&KEY[5..]) && !text.contains(&SECRET[..10]),
+            "{text}"
+        );
+        assert!(!out.contains("\\u00") && !out.contains("ml36"), "{out}");
+    }
+
+    #[test]
+    fn a_secret_given_context_by_its_key_is_masked() {
+        let e = engine();
+        let doc = format!(
+            r#"{{"Credentials": {{"AccessKeyId": "{KEY}", "SecretAccessKey": "{SECRET}"}}}}"#
+        );
+        let (v, f) = mask_value(&e, "t", &serde_json::from_str(&doc).unwrap()).unwrap();
+        let out = v.to_string();
+        assert!(!out.contains(SECRET) && !out.contains(KEY), "{out}");
+        assert!(f.len() >= 2);
+    }
+
+    #[test]
+    fn not_json_is_none_and_text_is_masked_whole() {
+        let e = engine();
+        assert!(mask_json(&e, "t", b"{\"a\": ").is_none());
+        let m = mask_text(&e, "t", format!("key {KEY} end AK").as_bytes());
+        assert_eq!(
+            String::from_utf8(m.bytes).unwrap(),
+            "key [REDACTED:aws.access-key-id] end AK"
+        );
+    }
+}
