@@ -237,15 +237,13 @@ fn unescape_all(hay: &[u8]) -> View {
         let b = &v.bytes;
         let mut i = 0;
         while i < b.len() {
-            let hex = b
-                .get(i + 2..i + 4)
-                .and_then(|h| std::str::from_utf8(h).ok());
-            match (
-                b[i],
-                b.get(i + 1),
-                hex.and_then(|h| u8::from_str_radix(h, 16).ok()),
-            ) {
-                (b'\\', Some(b'x'), Some(byte)) => {
+            // Only a backslash starts an escape: most bytes take the cheap arm.
+            let byte = match (b[i], b.get(i + 1)) {
+                (b'\\', Some(b'x')) => hex_byte(b.get(i + 2..i + 4)),
+                _ => None,
+            };
+            match byte {
+                Some(byte) => {
                     w.bytes.push(byte);
                     w.map.push(v.map[i]);
                     i += 4;
@@ -261,6 +259,15 @@ fn unescape_all(hay: &[u8]) -> View {
         v = w;
     }
     v
+}
+
+/// The byte two hex digits spell, if `h` is two hex digits.
+fn hex_byte(h: Option<&[u8]>) -> Option<u8> {
+    let digit = |c: u8| (c as char).to_digit(16);
+    match h? {
+        &[a, b] => Some((digit(a)? * 16 + digit(b)?) as u8),
+        _ => None,
+    }
 }
 
 fn has_percent(hay: &[u8]) -> bool {
@@ -284,11 +291,12 @@ fn percent(hay: &[u8]) -> View {
     };
     let mut i = 0;
     while i < hay.len() {
-        let hex = hay
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok());
-        match (hay[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
+        let byte = match hay[i] {
+            b'%' => hex_byte(hay.get(i + 1..i + 3)),
+            _ => None,
+        };
+        match byte {
+            Some(byte) => {
                 v.bytes.push(byte);
                 v.map.push(i);
                 i += 3;

@@ -319,8 +319,10 @@ fn jwt_header_ok(secret: &[u8]) -> bool {
     })
 }
 
-/// The registered JOSE header parameters (RFC 7515 section 4.1, RFC 7516 section 4.1,
-/// RFC 7518 section 4.6-4.8) as JSON keys: a token's header names at least one.
+/// The JOSE header parameters in IANA's registry (RFC 7515 section 4.1, RFC 7516 section 4.1,
+/// RFC 7518 sections 4.6-4.8, RFC 7797 `b64`, RFC 8555 `url`/`nonce`, RFC 8225 `ppt`, and the
+/// claims RFC 7519 section 5.3 lets a header repeat) as JSON keys: a token's header names at
+/// least one.
 const JOSE_HEADER: &[&[u8]] = &[
     b"\"alg\"",
     b"\"typ\"",
