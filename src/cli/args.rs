@@ -79,6 +79,9 @@ pub enum Command {
     /// List or check rules.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Work with earlier reports.
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Print a shell completion script (e.g. `leakhound completions bash > /etc/bash_completion.d/leakhound`).
     Completions {
         #[arg(value_enum)]
@@ -251,6 +254,27 @@ pub enum RulesCommand {
         file: PathBuf,
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ReportCommand {
+    /// One entry per credential across reports (JSON or JSON Lines from scan, git, image,
+    /// env, filter): every place it was found, with first and last seen. Exit 1 when there
+    /// is any credential.
+    Merge {
+        /// The reports.
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+        format: FormatArg,
+        /// Write to FILE instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Keep secrets that a report shows in full (redacted by default).
+        #[arg(long)]
+        show_secrets: bool,
     },
 }
 

@@ -8,7 +8,7 @@ mod setup;
 mod stream;
 mod tools;
 
-use args::{Cli, Command, RulesCommand};
+use args::{Cli, Command, ReportCommand, RulesCommand};
 use clap::Parser;
 
 pub use crate::deliver::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
@@ -70,6 +70,12 @@ pub fn main() -> i32 {
         Command::Rules(RulesCommand::Import { file, output }) => {
             tools::import_rules(&file, output.as_deref())
         }
+        Command::Report(ReportCommand::Merge {
+            reports,
+            format,
+            output,
+            show_secrets,
+        }) => tools::merge_reports(&reports, format.into(), output.as_deref(), show_secrets),
         Command::Completions { shell } => tools::completions(shell),
         Command::Man => tools::man(),
     };

@@ -1,4 +1,4 @@
-//! The commands around scans: `validate REPORT`, `rules`, `completions`, `man`.
+//! The commands around scans: `validate REPORT`, `report merge`, `rules`, `completions`, `man`.
 
 use super::args::ListFormat;
 use super::setup::{checked_engine, config, engine, open_output};
@@ -49,6 +49,42 @@ pub fn validate_report(
     }
     w.flush().context("writing the report")?;
     Ok(done.code)
+}
+
+/// `report merge`: see [`crate::report::merge`].
+pub fn merge_reports(
+    reports: &[PathBuf],
+    format: crate::report::Format,
+    output: Option<&Path>,
+    show: bool,
+) -> Result<i32> {
+    let public = rules::builtin()
+        .into_iter()
+        .filter(|r| r.public)
+        .map(|r| r.id)
+        .collect();
+    let mut merger = crate::report::merge::Merger::new(show, public);
+    for path in reports {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path).with_context(|| name.clone())?;
+        // A report's own time: when it was written, for places without a date of their own.
+        let seen = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| crate::model::rfc3339(d.as_secs()));
+        merger.add(&name, std::io::BufReader::new(file), seen.as_deref())?;
+    }
+    let mut out = open_output(output, show)?;
+    merger
+        .write(format, out.writer())
+        .context("writing the merged report")?;
+    Ok(if merger.is_empty() {
+        EXIT_CLEAN
+    } else {
+        crate::deliver::EXIT_FINDINGS
+    })
 }
 
 pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {

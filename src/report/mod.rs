@@ -1,8 +1,9 @@
-//! The writers: human, json, jsonl, sarif, and baselines. Sinks: they format the findings
+//! The writers: human, json, jsonl, sarif, baselines, and the merge of earlier reports. Sinks: they format the findings
 //! they are given and never decide what is a secret.
 
 mod human;
 mod json;
+pub mod merge;
 mod sarif;
 
 use crate::model::{Finding, Summary, Warning};

@@ -24,6 +24,7 @@ mod gitleaks;
 mod golden;
 mod image;
 mod loss;
+mod merge;
 mod notebook;
 mod precommit;
 mod recall;

@@ -1,0 +1,557 @@
+//! `report merge`: the reports of several runs (files, git history, images, environments,
+//! filter streams; JSON or JSON Lines) as one entry per credential, each with every place it
+//! was found and when it was first and last seen.
+//!
+//! Findings are keyed by their fingerprint (a keyed hash of rule and secret, nothing about the
+//! place), so one credential found in a file, a commit and an image layer is one entry. Only
+//! entries are held in memory, never whole reports: JSON Lines input is read line by line.
+//! The output does not depend on the order of the inputs.
+
+use crate::model::Secret;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::io::{self, BufRead, Write};
+
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("{file}:{line}: not a leakhound finding ({why})")]
+    NotFinding {
+        file: String,
+        line: usize,
+        why: &'static str,
+    },
+    #[error(
+        "{file}: made with fingerprint key {found}, {first} with {expected}: their fingerprints \
+         do not compare (give every run the same key: LEAKHOUND_FINGERPRINT_KEY or `fingerprint.key_file`)"
+    )]
+    KeyMismatch {
+        file: String,
+        found: String,
+        first: String,
+        expected: String,
+    },
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Fields of a finding that belong to one place, not to the credential.
+const PER_PLACE: &[&str] = &[
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "start",
+    "end",
+    "context",
+    "provenance",
+    "encoding",
+    "entropy",
+    "secret",
+    "redacted",
+    "fingerprint",
+    "credential_set",
+    "rule",
+    "name",
+    "confidence",
+    "hooks",
+];
+
+/// One credential and where it was found.
+struct Entry {
+    rule: String,
+    name: String,
+    confidence: String,
+    secret: String,
+    redacted: bool,
+    sets: BTreeSet<String>,
+    /// What the credential carries wherever it is found (`aws_account`, `validation`,
+    /// `reach`): the first report's value, a live validation over any other.
+    extra: Map<String, Value>,
+    locations: BTreeMap<(String, u64, u64, String), Place>,
+}
+
+struct Place {
+    path: String,
+    line: u64,
+    column: u64,
+    provenance: Value,
+    reports: BTreeSet<String>,
+    first_seen: Option<String>,
+    last_seen: Option<String>,
+}
+
+/// Merges reports one at a time; [`Merger::write`] writes the result.
+#[derive(Default)]
+pub struct Merger {
+    entries: BTreeMap<String, Entry>,
+    key: Option<(String, String)>,
+    reports: usize,
+    findings: usize,
+    show_secrets: bool,
+    public_rules: HashSet<String>,
+}
+
+impl Merger {
+    /// `public_rules`: rules whose values are identifiers shown whole (AWS key ids); any
+    /// other secret a report shows in full is redacted unless `show_secrets`.
+    pub fn new(show_secrets: bool, public_rules: HashSet<String>) -> Merger {
+        Merger {
+            show_secrets,
+            public_rules,
+            ..Merger::default()
+        }
+    }
+
+    /// Add one report named `name` (a JSON document or JSON Lines). `seen` is when it was
+    /// made (RFC 3339), for places without a date of their own; a git commit's date wins.
+    pub fn add(
+        &mut self,
+        name: &str,
+        input: impl BufRead,
+        seen: Option<&str>,
+    ) -> Result<(), MergeError> {
+        let io_err = |source| MergeError::Io {
+            file: name.to_string(),
+            source,
+        };
+        self.reports += 1;
+        let mut lines = input.lines();
+        let mut first = String::new();
+        let mut n = 0;
+        // The first non-empty line tells the format: a finding of its own (JSON Lines) or the
+        // start of a document.
+        for l in lines.by_ref() {
+            n += 1;
+            first = l.map_err(io_err)?;
+            if !first.trim().is_empty() {
+                break;
+            }
+        }
+        if first.trim().is_empty() {
+            return Ok(());
+        }
+        if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&first) {
+            if v.get("findings").is_none() {
+                self.finding(name, n, v, seen)?;
+                for l in lines {
+                    n += 1;
+                    let l = l.map_err(io_err)?;
+                    if l.trim().is_empty() {
+                        continue;
+                    }
+                    let v = serde_json::from_str(&l).map_err(|_| MergeError::NotFinding {
+                        file: name.to_string(),
+                        line: n,
+                        why: "not JSON",
+                    })?;
+                    self.finding(name, n, v, seen)?;
+                }
+                return Ok(());
+            }
+            return self.document(name, v, seen);
+        }
+        let mut text = first;
+        for l in lines {
+            text.push('\n');
+            text.push_str(&l.map_err(io_err)?);
+        }
+        let doc = serde_json::from_str(&text).map_err(|_| MergeError::NotFinding {
+            file: name.to_string(),
+            line: 1,
+            why: "neither a JSON report nor JSON Lines",
+        })?;
+        self.document(name, doc, seen)
+    }
+
+    fn document(
+        &mut self,
+        name: &str,
+        mut doc: Value,
+        seen: Option<&str>,
+    ) -> Result<(), MergeError> {
+        if let Some(k) = doc.get("fingerprint_key_id").and_then(Value::as_str) {
+            match &self.key {
+                Some((first, expected)) if expected != k => {
+                    return Err(MergeError::KeyMismatch {
+                        file: name.to_string(),
+                        found: k.to_string(),
+                        first: first.clone(),
+                        expected: expected.clone(),
+                    })
+                }
+                Some(_) => {}
+                None => self.key = Some((name.to_string(), k.to_string())),
+            }
+        }
+        let Some(Value::Array(findings)) = doc.get_mut("findings").map(Value::take) else {
+            return Err(MergeError::NotFinding {
+                file: name.to_string(),
+                line: 1,
+                why: "no findings array",
+            });
+        };
+        for (i, f) in findings.into_iter().enumerate() {
+            self.finding(name, i + 1, f, seen)?;
+        }
+        Ok(())
+    }
+
+    fn finding(
+        &mut self,
+        name: &str,
+        line: usize,
+        f: Value,
+        seen: Option<&str>,
+    ) -> Result<(), MergeError> {
+        let bad = |why| MergeError::NotFinding {
+            file: name.to_string(),
+            line,
+            why,
+        };
+        let Value::Object(mut f) = f else {
+            return Err(bad("not an object"));
+        };
+        let text =
+            |f: &Map<String, Value>, k: &str| f.get(k).and_then(Value::as_str).map(str::to_string);
+        let fingerprint = text(&f, "fingerprint").ok_or_else(|| bad("no fingerprint"))?;
+        let rule = text(&f, "rule").ok_or_else(|| bad("no rule"))?;
+        self.findings += 1;
+        let path = text(&f, "path").unwrap_or_default();
+        let num = |k: &str| f.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let (line_no, column) = (num("line"), num("column"));
+        let provenance = f.remove("provenance").unwrap_or(Value::Null);
+        // A commit's date is when the secret was there; otherwise, when the report was made.
+        let when = provenance
+            .pointer("/commit/date")
+            .and_then(Value::as_str)
+            .or(seen)
+            .map(str::to_string);
+        let shown = f.get("redacted") == Some(&Value::Bool(false));
+        let raw_secret = text(&f, "secret").unwrap_or_default();
+        let public = self.public_rules.contains(&rule);
+        let (secret, redacted) = if !shown || public || self.show_secrets {
+            (raw_secret, !shown)
+        } else {
+            (Secret::new(raw_secret.as_bytes()).redacted(), true)
+        };
+        let entry = self.entries.entry(fingerprint).or_insert_with(|| Entry {
+            rule: rule.clone(),
+            name: text(&f, "name").unwrap_or_default(),
+            confidence: text(&f, "confidence").unwrap_or_default(),
+            secret,
+            redacted,
+            sets: BTreeSet::new(),
+            extra: Map::new(),
+            locations: BTreeMap::new(),
+        });
+        if let Some(c) = text(&f, "confidence") {
+            if rank(&c) > rank(&entry.confidence) {
+                entry.confidence = c;
+            }
+        }
+        if let Some(s) = text(&f, "credential_set") {
+            entry.sets.insert(s);
+        }
+        for (k, v) in f {
+            if PER_PLACE.contains(&k.as_str()) || v.is_null() {
+                continue;
+            }
+            let live = |v: &Value| v.get("status").and_then(Value::as_str) == Some("live");
+            match entry.extra.get(&k) {
+                Some(old) if !(k == "validation" && live(&v) && !live(old)) => {}
+                _ => {
+                    entry.extra.insert(k, v);
+                }
+            }
+        }
+        let key = (path.clone(), line_no, column, provenance.to_string());
+        let place = entry.locations.entry(key).or_insert_with(|| Place {
+            path,
+            line: line_no,
+            column,
+            provenance,
+            reports: BTreeSet::new(),
+            first_seen: None,
+            last_seen: None,
+        });
+        place.reports.insert(name.to_string());
+        if let Some(w) = when {
+            widen(&mut place.first_seen, &mut place.last_seen, &w);
+        }
+        Ok(())
+    }
+
+    /// The merged report in `format`: `json` (one document), `jsonl` (one credential a
+    /// line), `sarif` (one result per credential, every place a location) or `human`.
+    pub fn write(&self, format: crate::report::Format, out: &mut dyn Write) -> io::Result<()> {
+        use crate::report::Format;
+        let entries = self.sorted();
+        match format {
+            Format::Json => {
+                let doc = json!({
+                    "tool": "leakhound",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "fingerprint_key_id": self.key.as_ref().map(|(_, k)| k),
+                    "credentials": entries.iter().map(|(fp, e)| entry_json(fp, e)).collect::<Vec<_>>(),
+                    "summary": {
+                        "reports": self.reports,
+                        "findings": self.findings,
+                        "credentials": entries.len(),
+                        "locations": entries.iter().map(|(_, e)| e.locations.len()).sum::<usize>(),
+                    },
+                });
+                serde_json::to_writer_pretty(&mut *out, &doc)?;
+                writeln!(out)?;
+            }
+            Format::Jsonl => {
+                for (fp, e) in &entries {
+                    serde_json::to_writer(&mut *out, &entry_json(fp, e))?;
+                    writeln!(out)?;
+                }
+            }
+            Format::Sarif => {
+                serde_json::to_writer_pretty(&mut *out, &self.sarif(&entries))?;
+                writeln!(out)?;
+            }
+            Format::Human => {
+                for (_, e) in &entries {
+                    let (first, last) = span(e);
+                    writeln!(
+                        out,
+                        "{}  {}  {} place{}{}",
+                        crate::report::printable(&e.rule),
+                        crate::report::printable(&e.secret),
+                        e.locations.len(),
+                        if e.locations.len() == 1 { "" } else { "s" },
+                        match (first, last) {
+                            (Some(f), Some(l)) if f != l => format!(", seen {f} .. {l}"),
+                            (Some(f), _) => format!(", seen {f}"),
+                            _ => String::new(),
+                        }
+                    )?;
+                    for p in e.locations.values() {
+                        let kind = p
+                            .provenance
+                            .get("kind")
+                            .and_then(Value::as_str)
+                            .unwrap_or("?");
+                        writeln!(
+                            out,
+                            "    {}:{}:{}  ({kind})",
+                            crate::report::printable(&p.path),
+                            p.line,
+                            p.column
+                        )?;
+                    }
+                }
+                writeln!(
+                    out,
+                    "{} credential{} in {} finding{} from {} report{}",
+                    entries.len(),
+                    if entries.len() == 1 { "" } else { "s" },
+                    self.findings,
+                    if self.findings == 1 { "" } else { "s" },
+                    self.reports,
+                    if self.reports == 1 { "" } else { "s" },
+                )?;
+            }
+        }
+        out.flush()
+    }
+
+    /// Whether any report held a finding.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Entries by their first place, then rule and fingerprint: the same for any input order.
+    fn sorted(&self) -> Vec<(&String, &Entry)> {
+        let mut v: Vec<(&String, &Entry)> = self.entries.iter().collect();
+        v.sort_by(|a, b| {
+            let first = |e: &Entry| e.locations.keys().next().cloned();
+            (first(a.1), &a.1.rule, a.0).cmp(&(first(b.1), &b.1.rule, b.0))
+        });
+        v
+    }
+
+    fn sarif(&self, entries: &[(&String, &Entry)]) -> Value {
+        let rules: BTreeMap<&str, &str> = entries
+            .iter()
+            .map(|(_, e)| (e.rule.as_str(), e.name.as_str()))
+            .collect();
+        let results: Vec<Value> = entries
+            .iter()
+            .map(|(fp, e)| {
+                json!({
+                    "ruleId": e.rule,
+                    "level": "error",
+                    "message": {"text": format!("{} ({}), found in {} place(s)", e.name, e.secret, e.locations.len())},
+                    "partialFingerprints": {"leakhound/v1": fp},
+                    "locations": e.locations.values().map(|p| json!({
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": p.path},
+                            "region": {"startLine": p.line.max(1), "startColumn": p.column.max(1)},
+                        },
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({
+            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+            "version": "2.1.0",
+            "runs": [{
+                "tool": {"driver": {
+                    "name": "leakhound",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "rules": rules.iter().map(|(id, name)| json!({"id": id, "name": name, "shortDescription": {"text": name}})).collect::<Vec<_>>(),
+                }},
+                "results": results,
+            }],
+        })
+    }
+}
+
+fn entry_json(fp: &str, e: &Entry) -> Value {
+    let (first, last) = span(e);
+    let surfaces: BTreeSet<&str> = e
+        .locations
+        .values()
+        .filter_map(|p| p.provenance.get("kind").and_then(Value::as_str))
+        .collect();
+    let mut v = json!({
+        "fingerprint": fp,
+        "rule": e.rule,
+        "name": e.name,
+        "confidence": e.confidence,
+        "secret": e.secret,
+        "redacted": e.redacted,
+        "credential_sets": e.sets,
+        "surfaces": surfaces,
+        "first_seen": first,
+        "last_seen": last,
+        "locations": e.locations.values().map(|p| json!({
+            "path": p.path,
+            "line": p.line,
+            "column": p.column,
+            "provenance": p.provenance,
+            "reports": p.reports,
+            "first_seen": p.first_seen,
+            "last_seen": p.last_seen,
+        })).collect::<Vec<_>>(),
+    });
+    for (k, x) in &e.extra {
+        v[k] = x.clone();
+    }
+    v
+}
+
+/// The earliest and latest time any place of `e` was seen.
+fn span(e: &Entry) -> (Option<String>, Option<String>) {
+    let (mut first, mut last) = (None, None);
+    for p in e.locations.values() {
+        for w in p.first_seen.iter().chain(&p.last_seen) {
+            widen(&mut first, &mut last, w);
+        }
+    }
+    (first, last)
+}
+
+/// RFC 3339 times in UTC compare as text; offsets other than `Z` are compared as written.
+fn widen(first: &mut Option<String>, last: &mut Option<String>, w: &str) {
+    if first.as_deref().is_none_or(|f| w < f) {
+        *first = Some(w.to_string());
+    }
+    if last.as_deref().is_none_or(|l| w > l) {
+        *last = Some(w.to_string());
+    }
+}
+
+fn rank(c: &str) -> u8 {
+    match c {
+        "high" => 3,
+        "medium" => 2,
+        "low" => 1,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(fp: &str, path: &str, line: u64, kind: &str) -> String {
+        json!({"rule": "github.pat", "name": "GitHub token", "confidence": "high", "path": path,
+               "line": line, "column": 3, "secret": "ghp_********", "redacted": true,
+               "fingerprint": fp, "provenance": {"kind": kind, "path": path}})
+        .to_string()
+    }
+
+    fn merged(inputs: &[(&str, String, Option<&str>)]) -> Value {
+        let mut m = Merger::new(false, HashSet::new());
+        for (name, text, seen) in inputs {
+            m.add(name, text.as_bytes(), *seen).unwrap();
+        }
+        let mut out = Vec::new();
+        m.write(crate::report::Format::Json, &mut out).unwrap();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn one_entry_per_credential_whatever_the_order() {
+        let a = format!(
+            "{}\n{}\n",
+            finding("f1", "a.py", 1, "file"),
+            finding("f2", "b.py", 9, "file")
+        );
+        let b = json!({"fingerprint_key_id": "k", "findings": [
+            serde_json::from_str::<Value>(&finding("f1", "app/.env", 4, "image")).unwrap()]})
+        .to_string();
+        let one = merged(&[
+            ("a.jsonl", a.clone(), Some("2026-01-02T00:00:00Z")),
+            ("b.json", b.clone(), Some("2026-03-04T00:00:00Z")),
+        ]);
+        let two = merged(&[
+            ("b.json", b, Some("2026-03-04T00:00:00Z")),
+            ("a.jsonl", a, Some("2026-01-02T00:00:00Z")),
+        ]);
+        assert_eq!(one["credentials"], two["credentials"]);
+        let creds = one["credentials"].as_array().unwrap();
+        assert_eq!(creds.len(), 2);
+        let f1 = creds.iter().find(|c| c["fingerprint"] == "f1").unwrap();
+        assert_eq!(f1["locations"].as_array().unwrap().len(), 2);
+        assert_eq!(f1["surfaces"], json!(["file", "image"]));
+        assert_eq!(f1["first_seen"], "2026-01-02T00:00:00Z");
+        assert_eq!(f1["last_seen"], "2026-03-04T00:00:00Z");
+        assert_eq!(one["summary"]["findings"], 3);
+    }
+
+    #[test]
+    fn a_shown_secret_is_redacted_unless_asked_and_bad_input_is_named() {
+        let shown = json!({"rule": "x.token", "fingerprint": "f", "secret": "abcdefghijklmnopqrstuvwxyz0123456789", "redacted": false}).to_string();
+        let v = merged(&[("r.jsonl", shown, None)]);
+        assert_eq!(v["credentials"][0]["secret"], "abcd********");
+        let mut m = Merger::new(false, HashSet::new());
+        let e = m
+            .add("r.jsonl", "{\"rule\": 1}\n".as_bytes(), None)
+            .unwrap_err();
+        assert!(e.to_string().starts_with("r.jsonl:1:"), "{e}");
+        m.add(
+            "a.json",
+            r#"{"fingerprint_key_id": "k1", "findings": []}"#.as_bytes(),
+            None,
+        )
+        .unwrap();
+        let e = m
+            .add(
+                "b.json",
+                r#"{"fingerprint_key_id": "k2", "findings": []}"#.as_bytes(),
+                None,
+            )
+            .unwrap_err();
+        assert!(matches!(e, MergeError::KeyMismatch { .. }));
+    }
+}
