@@ -39,6 +39,10 @@ pub enum Command {
     /// Audit environments: this process's (default), another's (`--pid`), dump files, and
     /// with `--runtime` the credential files a runtime inherits under $HOME.
     Env(EnvArgs),
+    /// Every credential this runtime can reach: environments (its own and every process's it
+    /// may read), credential files under $HOME and those the AWS credential chain names, the
+    /// instance metadata service and the container credential endpoint; each validated.
+    RuntimeAudit(RuntimeAuditArgs),
     /// Copy stdin to stdout with every secret masked (`[REDACTED:rule]`).
     Filter(FilterArgs),
     /// Run a command with its stdout and stderr masked; exit with its status.
@@ -216,6 +220,24 @@ pub struct EnvArgs {
     /// ~/.netrc, ~/.git-credentials, ~/.npmrc, ~/.pypirc, ~/.kube, ~/.config/gcloud, ~/.azure).
     #[arg(long)]
     pub runtime: bool,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Args)]
+pub struct RuntimeAuditArgs {
+    /// Do not ask the instance metadata service or the container credential endpoint.
+    #[arg(long)]
+    pub no_endpoints: bool,
+    /// Do not read other processes' environments.
+    #[arg(long)]
+    pub no_processes: bool,
+    /// Do not check found credentials with their provider (checked by default).
+    #[arg(long)]
+    pub no_validate: bool,
+    /// Give up on an endpoint after this many milliseconds (connect, and each read).
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    pub timeout_ms: u64,
     #[command(flatten)]
     pub report: ReportArgs,
 }

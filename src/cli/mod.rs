@@ -42,6 +42,7 @@ pub fn main() -> i32 {
         Command::Git(a) => scan::git(a),
         Command::Image(a) => scan::image(a),
         Command::Env(a) => scan::env(a),
+        Command::RuntimeAudit(a) => scan::runtime_audit(a),
         Command::InstallHook { repo, force } => scan::install_hook(repo.as_deref(), force),
         Command::Filter(f) => stream::filter(&f, None),
         Command::Run { filter: f, cmd } => stream::filter(&f, Some(&cmd)),

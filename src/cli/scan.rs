@@ -1,10 +1,11 @@
 //! The commands that scan: files, git, images, environments; and the pre-commit hook.
 
-use super::args::{EnvArgs, GitArgs, ImageArgs, ScanArgs};
+use super::args::{EnvArgs, GitArgs, ImageArgs, RuntimeAuditArgs, ScanArgs};
 use super::setup::{print_warning, Session};
 use super::{EXIT_CLEAN, EXIT_FINDINGS};
 use crate::rules::Confidence;
 use crate::source::fs::WalkOptions;
+use crate::source::runtime;
 use anyhow::{bail, Context as _, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -91,21 +92,6 @@ pub fn image(a: ImageArgs) -> Result<i32> {
     s.deliver(outcome, r)
 }
 
-/// Where credentials live under $HOME, relative to it.
-const RUNTIME_CREDENTIALS: &[&str] = &[
-    ".aws/credentials",
-    ".aws/config",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".kube/config",
-    ".config/gcloud/application_default_credentials.json",
-    ".config/gcloud/credentials.db",
-    ".azure",
-];
-
 pub fn env(a: EnvArgs) -> Result<i32> {
     use crate::source::env::Environment;
     let r = &a.report;
@@ -124,27 +110,105 @@ pub fn env(a: EnvArgs) -> Result<i32> {
     }
     let mut outcome = s.scanner.environments(&envs);
     if a.runtime {
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        let paths: Vec<PathBuf> = RUNTIME_CREDENTIALS
-            .iter()
-            .map(|p| home.join(p))
-            .filter(|p| p.exists())
-            .collect();
-        if !paths.is_empty() {
-            let opts = WalkOptions {
-                paths,
-                ignore_files: false,
-                binary: false,
-                max_file_size: Some(64 << 20),
-                threads: 2,
-                ignored_secret_files: true,
-            };
-            outcome = outcome.merge(s.scanner.paths(&opts, &print_warning));
-        }
+        outcome = outcome.merge(credential_files(&s, runtime::home_files(&home())));
     }
     s.deliver(outcome, r)
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// Credential files scanned whole, ignore files or not.
+fn credential_files(s: &Session, paths: Vec<PathBuf>) -> crate::scan::Outcome {
+    let opts = WalkOptions {
+        paths,
+        ignore_files: false,
+        binary: false,
+        max_file_size: Some(64 << 20),
+        threads: 2,
+        ignored_secret_files: true,
+    };
+    s.scanner.paths(&opts, &print_warning)
+}
+
+/// `runtime-audit`: what [`env`] with `--runtime` reads, plus every other process's
+/// environment this one may read, the files the AWS credential chain names, and what the
+/// instance metadata service and the container credential endpoint hand out; validated.
+pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
+    use crate::source::env::Environment;
+    a.report.validate = !a.no_validate;
+    let r = &a.report;
+    let s = Session::new(r, &[], Confidence::Low)?;
+    let me = Environment::current();
+    let mut envs = vec![];
+    let mut warnings = Vec::new();
+    if !a.no_processes {
+        let (others, denied) = runtime::other_environments();
+        if denied > 0 {
+            warnings.push((
+                "/proc".to_string(),
+                format!("{denied} processes' environments are not readable by this user"),
+            ));
+        }
+        envs.extend(others);
+    }
+    let mut files = runtime::home_files(&home());
+    files.extend(
+        runtime::aws_chain_files(&me)
+            .into_iter()
+            .filter(|p| p.exists()),
+    );
+    files.sort();
+    files.dedup();
+    let cfg = runtime::EndpointConfig::from_env(
+        &me,
+        std::time::Duration::from_millis(a.timeout_ms.max(1)),
+    );
+    envs.insert(0, me);
+    let mut outcome = s.scanner.environments(&envs);
+    if !files.is_empty() {
+        outcome = outcome.merge(credential_files(&s, files));
+    }
+    let mut imds_v1 = false;
+    if !a.no_endpoints {
+        let found = endpoints(&cfg);
+        for n in &found.notes {
+            eprintln!("leakhound: {}", crate::report::printable(n));
+        }
+        if let Some(v1) = found.imds_v1 {
+            imds_v1 = true;
+            warnings.push(("instance metadata service".to_string(), v1));
+        }
+        outcome = outcome.merge(s.scanner.held(&found.blobs, &warnings));
+    } else {
+        outcome = outcome.merge(s.scanner.held(&[], &warnings));
+    }
+    let code = s.deliver(outcome, r)?;
+    // An IMDSv1 endpoint is an exposure of its own, with or without a role behind it today.
+    Ok(if imds_v1 && code == EXIT_CLEAN {
+        EXIT_FINDINGS
+    } else {
+        code
+    })
+}
+
+/// The endpoints, asked only by a build that may open network connections.
+#[cfg(feature = "aws")]
+fn endpoints(cfg: &runtime::EndpointConfig) -> runtime::Endpoints {
+    runtime::endpoints(cfg)
+}
+
+#[cfg(not(feature = "aws"))]
+fn endpoints(_: &runtime::EndpointConfig) -> runtime::Endpoints {
+    runtime::Endpoints {
+        notes: vec![
+            "built without network features: the credential endpoints were not asked".into(),
+        ],
+        ..Default::default()
+    }
 }
 
 /// The hook `install-hook` writes. It prefers the binary that installed it and falls back to

@@ -30,4 +30,17 @@ impl Scanner {
         }
         run.finish()
     }
+
+    /// Scan blobs held in memory (what a runtime's credential endpoints answered), each as
+    /// text; `warnings` (path, message) join the report.
+    pub fn held(&self, blobs: &[crate::source::Blob], warnings: &[(String, String)]) -> Outcome {
+        let run = self.run(&|_| {});
+        for (path, message) in warnings {
+            run.warn(path.clone(), message.clone());
+        }
+        for blob in blobs {
+            run.scanned(blob.data.len() as u64, self.whole(blob));
+        }
+        run.finish()
+    }
 }

@@ -7,6 +7,7 @@ pub mod fs;
 pub mod git;
 pub mod image;
 pub mod notebook;
+pub mod runtime;
 
 pub use crate::model::Provenance;
 

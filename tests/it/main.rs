@@ -29,6 +29,8 @@ mod notebook;
 mod precommit;
 mod recall;
 mod rules;
+#[cfg(feature = "aws")]
+mod runtime_audit;
 mod trust;
 mod util;
 mod validate;
