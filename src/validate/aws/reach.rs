@@ -313,14 +313,37 @@ macro_rules! pages {
 }
 
 impl Gather {
-    /// One read, retried only for throttling, 5xx and transport errors, within the deadline;
-    /// recorded. A failure makes the reach unknown, with why.
+    /// One read that the reach needs, retried only for throttling, 5xx and transport errors,
+    /// within the deadline; recorded. A failure makes the reach unknown, with why.
     async fn call<T, E, F, Fut>(
         &mut self,
         action: &'static str,
         target: &str,
         send: F,
     ) -> Result<T, ()>
+    where
+        E: ProvideErrorMetadata,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, SdkError<E, HttpResponse>>>,
+    {
+        self.read_one(action, target, send).await.map_err(|e| {
+            if self.problem.is_none() {
+                self.problem = Some(if denied(&e) {
+                    format!("no permission to list policies ({action} denied)")
+                } else {
+                    format!("{action} on {target} failed: {e}")
+                });
+            }
+        })
+    }
+
+    /// One read, recorded; its failure is the caller's to weigh.
+    async fn read_one<T, E, F, Fut>(
+        &mut self,
+        action: &'static str,
+        target: &str,
+        send: F,
+    ) -> Result<T, String>
     where
         E: ProvideErrorMetadata,
         F: Fn() -> Fut,
@@ -352,15 +375,7 @@ impl Gather {
                 Err(e) => e.clone(),
             },
         });
-        result.map_err(|e| {
-            if self.problem.is_none() {
-                self.problem = Some(if denied(&e) {
-                    format!("no permission to list policies ({action} denied)")
-                } else {
-                    format!("{action} on {target} failed: {e}")
-                });
-            }
-        })
+        result
     }
 
     /// Add one policy document (as IAM returns it, URL-encoded) under `name`.
@@ -420,9 +435,10 @@ impl Gather {
     /// An IAM user's policies: attached, inline, and those of each of its groups.
     async fn user(&mut self, user: &str) {
         let c = self.client.clone();
-        // The permission boundary is not evaluated, but a person should know one is set.
+        // The permission boundary is not evaluated, but a person should know one is set; not
+        // being allowed to look costs only that note.
         if let Ok(u) = self
-            .call("iam:GetUser", user, || c.get_user().user_name(user).send())
+            .read_one("iam:GetUser", user, || c.get_user().user_name(user).send())
             .await
         {
             if let Some(b) = u
