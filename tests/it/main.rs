@@ -26,6 +26,7 @@ mod image;
 mod loss;
 mod notebook;
 mod precommit;
+mod reach;
 mod recall;
 mod rules;
 mod trust;
