@@ -94,7 +94,11 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
             };
             writeln!(out, "  {:>9}  {}", "", st.paint(code, &line))?;
             if let Some(reach) = &f.reach {
-                if reach_shown.insert(f.credential_set.clone().unwrap_or_else(|| f.fingerprint.clone())) {
+                if reach_shown.insert(
+                    f.credential_set
+                        .clone()
+                        .unwrap_or_else(|| f.fingerprint.clone()),
+                ) {
                     let code = match reach.severity {
                         crate::model::Severity::Critical | crate::model::Severity::High => "1;31",
                         _ => "36",

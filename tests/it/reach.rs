@@ -128,8 +128,7 @@ fn each_identity_gets_the_reach_its_own_policies_give_and_only_reads_are_made() 
     for f in ["admin", "mint-credentials", "read-secrets", "data-read"] {
         assert!(flags.contains(&f), "{f}: {boss:#}");
     }
-    assert!(strs(&boss["policies"])
-        .contains(&"managed arn:aws:iam::123456789012:policy/AdminLike"));
+    assert!(strs(&boss["policies"]).contains(&"managed arn:aws:iam::123456789012:policy/AdminLike"));
     let not_evaluated = strs(&boss["not_evaluated"]);
     for n in [
         "conditions",
@@ -174,7 +173,10 @@ fn each_identity_gets_the_reach_its_own_policies_give_and_only_reads_are_made() 
     }
     assert!(!flags.contains(&"admin"));
     let policies = strs(&session["policies"]);
-    assert!(policies.contains(&"role crossrole inline look"), "{session:#}");
+    assert!(
+        policies.contains(&"role crossrole inline look"),
+        "{session:#}"
+    );
     assert!(policies.contains(&"managed arn:aws:iam::123456789012:policy/SecretsRead"));
     assert!(strs(&session["not_evaluated"]).contains(&"session-policies"));
     assert!(session["notes"].to_string().contains("210987654321"));
@@ -191,7 +193,10 @@ fn each_identity_gets_the_reach_its_own_policies_give_and_only_reads_are_made() 
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let calls: Vec<&Value> = lines.iter().filter(|l| l["event"] == "reach-call").collect();
+    let calls: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["event"] == "reach-call")
+        .collect();
     assert!(calls.len() >= 20, "{log}");
     for c in &calls {
         let action = c["action"].as_str().unwrap();
@@ -200,9 +205,11 @@ fn each_identity_gets_the_reach_its_own_policies_give_and_only_reads_are_made() 
             "a call that is not a read: {c}"
         );
     }
-    assert!(calls.iter().any(|c| c["action"] == "iam:ListAttachedUserPolicies"
-        && c["target"] == "blind"
-        && c["outcome"] == "AccessDenied"));
+    assert!(calls
+        .iter()
+        .any(|c| c["action"] == "iam:ListAttachedUserPolicies"
+            && c["target"] == "blind"
+            && c["outcome"] == "AccessDenied"));
     assert!(calls
         .iter()
         .any(|c| c["action"] == "iam:GetRole" && c["target"] == "crossrole"));
@@ -245,10 +252,14 @@ fn reach_is_one_line_per_set_for_a_person_in_sarif_properties_and_only_when_aske
         .filter(|l| l.starts_with("reach: "))
         .collect();
     assert_eq!(lines.len(), IDENTITIES.len(), "{}", r.stdout);
-    assert!(lines.iter().any(|l| l.starts_with("reach: admin (critical): admin")
-        && l.ends_with("as arn:aws:iam::123456789012:user/boss")));
-    assert!(lines.iter().any(|l| l.starts_with("reach: unknown (high)")
-        && l.contains("no permission to list policies")));
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("reach: admin (critical): admin")
+            && l.ends_with("as arn:aws:iam::123456789012:user/boss")));
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("reach: unknown (high)")
+            && l.contains("no permission to list policies")));
 
     let r = scan(&sb, &moto, &["--reach", "--format", "sarif"]);
     let sarif: Value = serde_json::from_str(&r.stdout).unwrap();

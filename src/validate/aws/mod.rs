@@ -74,7 +74,10 @@ pub fn account(key_id: &str) -> Option<String> {
 /// (a runtime's environment, a metadata service): what [`reach`] and
 /// [`crate::validate::check_now`] take.
 pub fn credential(key_id: &str, secret: &Secret, token: Option<&Secret>) -> Credential {
-    let mut parts = vec![(KEY_ID, Secret::new(key_id.as_bytes())), (SECRET, secret.clone())];
+    let mut parts = vec![
+        (KEY_ID, Secret::new(key_id.as_bytes())),
+        (SECRET, secret.clone()),
+    ];
     parts.extend(token.map(|t| (TOKEN, t.clone())));
     Credential::new("aws", key_id.to_string(), parts)
 }

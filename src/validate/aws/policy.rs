@@ -155,9 +155,8 @@ impl Policies {
 
     /// What these policies say about `action` on `on`: an explicit Deny wins, then an Allow.
     pub fn decide(&self, action: &str, on: On<'_>) -> Decision {
-        let applies = |st: &&Statement| {
-            Self::action_applies(st, action) && Self::resource_applies(st, on)
-        };
+        let applies =
+            |st: &&Statement| Self::action_applies(st, action) && Self::resource_applies(st, on);
         let mut allow = Decision::NotAllowed;
         for st in self.statements.iter().filter(applies) {
             match (st.allow, st.conditional) {
@@ -245,9 +244,9 @@ impl Policies {
                 };
                 let res = match (&d.resources, resources) {
                     (Patterns::Only(dr), _) if dr.iter().any(|r| all_stars(r)) => true,
-                    (Patterns::Only(dr), Patterns::Only(ar)) => ar
-                        .iter()
-                        .all(|a| dr.iter().any(|r| contains(r, a, false))),
+                    (Patterns::Only(dr), Patterns::Only(ar)) => {
+                        ar.iter().all(|a| dr.iter().any(|r| contains(r, a, false)))
+                    }
                     _ => false,
                 };
                 actions && res
@@ -568,7 +567,11 @@ mod tests {
         assert!(!glob("s3:Get*", "s3:PutObject", true));
         assert!(glob("*", "anything:At", true));
         // Resources keep their case.
-        assert!(!glob("arn:aws:s3:::Bucket/*", "arn:aws:s3:::bucket/k", false));
+        assert!(!glob(
+            "arn:aws:s3:::Bucket/*",
+            "arn:aws:s3:::bucket/k",
+            false
+        ));
         assert!(glob("arn:aws:s3:::b*/*", "arn:aws:s3:::bucket/k", false));
         assert!(covers_all_after("*", "iam:"));
         assert!(covers_all_after("*:*", "iam:"));
@@ -585,8 +588,10 @@ mod tests {
         let p = policies(&[
             doc(json!([{"Effect": "Allow", "Action": "*", "Resource": "*"}])),
             doc(json!({"Effect": "Deny", "Action": "iam:Create*", "Resource": "*"})),
-            doc(json!([{"Effect": "Allow", "Action": "ec2:RunInstances", "Resource": "*",
-                         "Condition": {"StringEquals": {"aws:RequestedRegion": "eu-west-1"}}}])),
+            doc(
+                json!([{"Effect": "Allow", "Action": "ec2:RunInstances", "Resource": "*",
+                         "Condition": {"StringEquals": {"aws:RequestedRegion": "eu-west-1"}}}]),
+            ),
         ]);
         assert_eq!(p.decide("iam:CreateAccessKey", On::Any), Decision::Deny);
         assert_eq!(p.decide("iam:ListUsers", On::Any), Decision::Allow);
@@ -598,10 +603,7 @@ mod tests {
         let e = evaluate(&c, None, &probes());
         assert_eq!(e.flags, vec![ReachFlag::ReadSecrets]);
         assert!(e.notes.iter().any(|n| n.contains("Condition")), "{e:?}");
-        assert!(
-            e.notes.iter().any(|n| n.contains("read-secrets")),
-            "{e:?}"
-        );
+        assert!(e.notes.iter().any(|n| n.contains("read-secrets")), "{e:?}");
         // A Deny under a condition does not take an Allow back.
         let d = policies(&[doc(json!([
             {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"},
@@ -613,16 +615,23 @@ mod tests {
     #[test]
     fn not_action_and_not_resource() {
         // Everything but IAM: write, not admin, no minting.
-        let p = policies(&[doc(json!([{"Effect": "Allow", "NotAction": ["iam:*", "sts:*"],
-            "Resource": "*"}]))]);
-        assert_eq!(p.decide("iam:CreateAccessKey", On::Any), Decision::NotAllowed);
+        let p = policies(&[doc(
+            json!([{"Effect": "Allow", "NotAction": ["iam:*", "sts:*"],
+            "Resource": "*"}]),
+        )]);
+        assert_eq!(
+            p.decide("iam:CreateAccessKey", On::Any),
+            Decision::NotAllowed
+        );
         assert_eq!(p.decide("S3:GetObject", On::Any), Decision::Allow);
         let e = evaluate(&p, None, &probes());
         assert_eq!(e.level, ReachLevel::Write);
         assert!(!e.flags.contains(&ReachFlag::MintCredentials), "{e:?}");
         assert!(e.flags.contains(&ReachFlag::DataRead), "{e:?}");
         // NotAction that leaves IAM in: covers all of IAM, so admin.
-        let q = policies(&[doc(json!({"Effect": "Allow", "NotAction": "s3:*", "Resource": "*"}))]);
+        let q = policies(&[doc(
+            json!({"Effect": "Allow", "NotAction": "s3:*", "Resource": "*"}),
+        )]);
         assert_eq!(q.level(&probes()), ReachLevel::Admin);
         // NotResource: every bucket but one is "on *"; a Deny with NotResource is not a Deny
         // everywhere.
@@ -664,7 +673,9 @@ mod tests {
 
     #[test]
     fn levels_and_flags() {
-        let admin = policies(&[doc(json!({"Effect": "Allow", "Action": "*", "Resource": "*"}))]);
+        let admin = policies(&[doc(
+            json!({"Effect": "Allow", "Action": "*", "Resource": "*"}),
+        )]);
         let e = evaluate(&admin, None, &probes());
         assert_eq!(e.level, ReachLevel::Admin);
         for f in [
@@ -676,8 +687,10 @@ mod tests {
         ] {
             assert!(e.flags.contains(&f), "{f:?} {e:?}");
         }
-        let mint = policies(&[doc(json!({"Effect": "Allow", "Action": "iam:CreateAccessKey",
-            "Resource": "arn:aws:iam::123456789012:user/${aws:username}"}))]);
+        let mint = policies(&[doc(
+            json!({"Effect": "Allow", "Action": "iam:CreateAccessKey",
+            "Resource": "arn:aws:iam::123456789012:user/${aws:username}"}),
+        )]);
         let e = evaluate(&mint, None, &probes());
         assert_eq!(e.level, ReachLevel::Write);
         assert_eq!(e.flags, vec![ReachFlag::MintCredentials]);
@@ -708,10 +721,17 @@ mod tests {
     fn documents_url_encoded_or_plain_and_bad_ones_refused() {
         let plain = r#"{"Statement":{"Effect":"Allow","Action":"s3:*","Resource":"*"}}"#;
         let encoded = "%7B%22Statement%22%3A%7B%22Effect%22%3A%22Allow%22%2C%22Action%22%3A%22s3%3A%2A%22%2C%22Resource%22%3A%22%2A%22%7D%7D";
-        assert_eq!(parse_document(plain).unwrap(), parse_document(encoded).unwrap());
+        assert_eq!(
+            parse_document(plain).unwrap(),
+            parse_document(encoded).unwrap()
+        );
         let mut p = Policies::default();
-        assert!(p.add(&json!({"Statement": [{"Effect": "Maybe", "Action": "*", "Resource": "*"}]})).is_err());
-        assert!(p.add(&json!({"Statement": [{"Effect": "Allow", "Action": "*"}]})).is_err());
+        assert!(p
+            .add(&json!({"Statement": [{"Effect": "Maybe", "Action": "*", "Resource": "*"}]}))
+            .is_err());
+        assert!(p
+            .add(&json!({"Statement": [{"Effect": "Allow", "Action": "*"}]}))
+            .is_err());
         assert!(p.add(&json!({"Version": "2012-10-17"})).is_err());
         assert_eq!(p.level(&probes()), ReachLevel::None, "nothing half-added");
     }

@@ -303,7 +303,10 @@ macro_rules! pages {
                 break;
             };
             all.extend($items);
-            next = $out.marker().filter(|_| $out.is_truncated()).map(String::from);
+            next = $out
+                .marker()
+                .filter(|_| $out.is_truncated())
+                .map(String::from);
             if next.is_none() {
                 break;
             }
@@ -401,7 +404,9 @@ impl Gather {
         }
         let c = self.client.clone();
         let Ok(p) = self
-            .call("iam:GetPolicy", arn, || c.get_policy().policy_arn(arn).send())
+            .call("iam:GetPolicy", arn, || {
+                c.get_policy().policy_arn(arn).send()
+            })
             .await
         else {
             return;
@@ -647,7 +652,7 @@ mod tests {
 
     #[test]
     fn identities_from_arns() {
-        let id = |a: &str| identity(a).map(|(p, acct, i)| (p, acct, i));
+        let id = identity;
         assert_eq!(
             id("arn:aws:iam::123456789012:user/team/leaky"),
             Some((

@@ -5,8 +5,7 @@ use super::AwsSet;
 use crate::model::Reach;
 use crate::validate::{Options, Reached};
 
-const REASON: &str =
-    "not read: this leakhound was built without the aws feature (no IAM client)";
+const REASON: &str = "not read: this leakhound was built without the aws feature (no IAM client)";
 
 pub(super) fn reach_all(sets: &[(AwsSet, String)], _opts: &Options) -> Vec<Reached> {
     sets.iter()
