@@ -292,3 +292,36 @@ fn reach_is_one_line_per_set_for_a_person_in_sarif_properties_and_only_when_aske
     let log = std::fs::read_to_string(&audit).unwrap();
     assert!(!log.contains("reach"), "{log}");
 }
+
+#[test]
+#[cfg(feature = "aws")]
+fn the_library_reads_the_reach_of_a_credential_found_elsewhere() {
+    use leakhound::model::Secret;
+    use leakhound::validate::{self, aws};
+    // As a runtime audit would: parts from the environment, validated, then reached.
+    let moto = Moto::with_fixture("reach_fixture.py");
+    let s = |i| Secret::new(moto.cred("minter", i).as_bytes());
+    let c = aws::credential(&moto.cred("minter", 0), &s(1), None);
+    let mut opts = validate::Options::from_env();
+    opts.endpoint = Some(moto.endpoint.clone());
+    opts.iam_endpoint = Some(moto.endpoint.clone());
+    opts.region = "us-east-1".into();
+    opts.cache_dir = None;
+    let v = validate::check_now(&c, &opts);
+    assert_eq!(v.status, validate::Status::Live, "{v:?}");
+    let reached = aws::reach(&c, v.arn.as_deref().unwrap(), &opts).unwrap();
+    assert_eq!(reached.reach.level, leakhound::model::ReachLevel::Write);
+    assert_eq!(
+        reached.reach.flags,
+        [leakhound::model::ReachFlag::MintCredentials]
+    );
+    assert!(
+        reached.calls.iter().all(|c| c.outcome == "ok"),
+        "{:?}",
+        reached.calls
+    );
+    assert!(reached
+        .calls
+        .iter()
+        .any(|c| c.action == "iam:GetGroupPolicy" && c.target == "keymakers/keys"));
+}
