@@ -385,6 +385,11 @@ pub struct ReportArgs {
     /// from AWS_ENDPOINT_URL_STS or AWS_ENDPOINT_URL, the region from AWS_REGION).
     #[arg(long)]
     pub validate: bool,
+    /// With --validate: for each live AWS credential, read what it can do with its own
+    /// read-only IAM calls (its identity's policies) and report a reach summary
+    /// (docs/reach.md). The IAM endpoint comes from AWS_ENDPOINT_URL_IAM or AWS_ENDPOINT_URL.
+    #[arg(long, requires = "validate")]
+    pub reach: bool,
     /// What makes the exit code 1: any finding, only a live credential (implies --validate),
     /// or nothing.
     #[arg(long, value_enum, default_value_t = FailOnArg::Any)]

@@ -144,6 +144,7 @@ impl Session {
         let delivery = Delivery {
             validate: r.validate,
             validation,
+            reach: r.reach,
             hooks: &self.hooks,
             audit,
             fail_on: r.fail_on.into(),

@@ -72,6 +72,8 @@ pub struct Delivery<'a> {
     /// Check credentials with their validators (also when `fail_on` is `Live`).
     pub validate: bool,
     pub validation: crate::validate::Options,
+    /// After validation, read what each live credential can do (`--reach`).
+    pub reach: bool,
     pub hooks: &'a [Hook],
     pub audit: Audit,
     pub fail_on: FailOn,
@@ -108,6 +110,11 @@ pub fn deliver(
         d.audit.validations(&checked);
         for c in &checked {
             *validated.entry(c.validation.status.as_str()).or_insert(0) += 1;
+        }
+        // Before the hooks, so each hook gets the reach in the finding it is handed.
+        if d.reach {
+            let reached = crate::validate::reach(&mut o.findings, &d.validation);
+            d.audit.reach(&reached);
         }
     }
     crate::respond::run_hooks(&mut o.findings, d.hooks, &d.validation, &mut d.audit);

@@ -124,6 +124,7 @@ pub fn findings_masked(
             credential_set: None,
             annotations: Vec::new(),
             validation: None,
+            reach: None,
             hooks: Vec::new(),
         });
     }

@@ -5,11 +5,13 @@
 mod fingerprint;
 mod found;
 mod provenance;
+mod reach;
 mod verdict;
 
 pub use fingerprint::{fingerprint, fingerprint_key_id, hex, keyed_hash, set_fingerprint_key};
 pub use found::{findings, findings_at, findings_masked, Origin};
 pub use provenance::{Commit, Provenance};
+pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};
 pub use verdict::{now_rfc3339, rfc3339, unix_now, HookRun, Status, Validation};
 
 pub use crate::rules::Confidence;
@@ -139,6 +141,8 @@ pub struct Finding {
     pub annotations: Vec<Annotation>,
     /// Set by validation: whether the credential is live.
     pub validation: Option<Validation>,
+    /// Set by `--reach` for a live credential: what it can do.
+    pub reach: Option<Reach>,
     /// The operator's hooks that ran on this finding.
     pub hooks: Vec<HookRun>,
 }
@@ -174,6 +178,7 @@ impl Finding {
             credential_set,
             annotations: Vec::new(),
             validation: None,
+            reach: None,
             hooks: Vec::new(),
         }
     }
@@ -236,6 +241,9 @@ impl Finding {
         }
         if let Some(val) = &self.validation {
             v["validation"] = json!(val);
+        }
+        if let Some(r) = &self.reach {
+            v["reach"] = json!(r);
         }
         if !self.hooks.is_empty() {
             v["hooks"] = json!(self.hooks);

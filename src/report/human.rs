@@ -24,6 +24,8 @@ impl Style {
 pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) -> io::Result<()> {
     let st = Style(opts.color);
     let mut last_path: Option<String> = None;
+    // A set's reach is shown once, under the first of its findings.
+    let mut reach_shown = std::collections::HashSet::new();
     for f in r.findings {
         let path = f.path();
         if last_path.as_deref() != Some(&path) {
@@ -91,6 +93,20 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
                 "36"
             };
             writeln!(out, "  {:>9}  {}", "", st.paint(code, &line))?;
+            if let Some(reach) = &f.reach {
+                if reach_shown.insert(
+                    f.credential_set
+                        .clone()
+                        .unwrap_or_else(|| f.fingerprint.clone()),
+                ) {
+                    let code = match reach.severity {
+                        crate::model::Severity::Critical | crate::model::Severity::High => "1;31",
+                        _ => "36",
+                    };
+                    let line = printable(&reach.summary());
+                    writeln!(out, "  {:>9}  {}", "", st.paint(code, &line))?;
+                }
+            }
         } else {
             for a in &f.annotations {
                 let line = format!("{} {}", a.label, a.value);

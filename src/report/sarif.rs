@@ -96,8 +96,17 @@ fn rank(c: crate::model::Confidence) -> f64 {
     }
 }
 
-/// Where the finding came from beyond its file: the git commit that introduced it.
+/// Where the finding came from beyond its file (the git commit that introduced it), and
+/// what its credential can do (`--reach`).
 fn properties(f: &crate::model::Finding) -> Option<Value> {
+    let mut p = origin(f);
+    if let Some(reach) = &f.reach {
+        p.get_or_insert_with(|| json!({}))["reach"] = json!(reach);
+    }
+    p
+}
+
+fn origin(f: &crate::model::Finding) -> Option<Value> {
     match &f.provenance {
         crate::model::Provenance::Git {
             commit: Some(c),

@@ -15,7 +15,7 @@ mod iam;
 
 use crate::model::{Finding, HookRun, Status};
 use crate::policy::{HookConfig, When};
-use crate::validate::{write_private, Checked, Credential};
+use crate::validate::{write_private, Checked, Credential, ReachChecked};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use std::collections::HashMap;
@@ -436,6 +436,38 @@ impl Audit {
                 "account": c.validation.account,
                 "reason": c.validation.reason,
                 "cached": c.cached,
+            }));
+        }
+    }
+
+    /// `--reach`: one line per request made (each a read), then one with the reach.
+    pub fn reach(&mut self, reached: &[ReachChecked]) {
+        for r in reached {
+            for c in &r.reached.calls {
+                self.line(serde_json::json!({
+                    "time": crate::model::now_rfc3339(),
+                    "event": "reach-call",
+                    "fingerprint": r.fingerprint,
+                    "rule": r.rule,
+                    "key_id": r.key_id,
+                    "action": c.action,
+                    "target": c.target,
+                    "outcome": c.outcome,
+                }));
+            }
+            let reach = &r.reached.reach;
+            self.line(serde_json::json!({
+                "time": crate::model::now_rfc3339(),
+                "event": "reach",
+                "fingerprint": r.fingerprint,
+                "rule": r.rule,
+                "key_id": r.key_id,
+                "identity": reach.identity,
+                "level": reach.level,
+                "flags": reach.flags,
+                "severity": reach.severity,
+                "reason": reach.reason,
+                "calls": r.reached.calls.len(),
             }));
         }
     }

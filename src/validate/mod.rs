@@ -12,7 +12,7 @@
 pub mod aws;
 pub mod bedrock;
 
-use crate::model::{keyed_hash, unix_now, Finding, Secret, Validation};
+use crate::model::{keyed_hash, unix_now, Finding, Reach, Secret, Validation};
 use crate::rules::Rule;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -39,6 +39,38 @@ pub trait Validator: Sync {
     fn check(&self, creds: &[&Credential], opts: &Options) -> Vec<Validation>;
     /// The verdict for a part that is in no complete credential.
     fn unpaired(&self, f: &Finding) -> Validation;
+    /// What each live credential (with the identity its check named) can do, asked with the
+    /// credential's own read-only calls, in order. Providers without a way to tell say so.
+    fn reach(&self, creds: &[(&Credential, &str)], _opts: &Options) -> Vec<Reached> {
+        creds
+            .iter()
+            .map(|(_, identity)| Reached {
+                reach: Reach::unknown(
+                    identity,
+                    format!("reach is not mapped for {} credentials", self.name()),
+                ),
+                calls: Vec::new(),
+            })
+            .collect()
+    }
+}
+
+/// One credential's reach, and every request made to find it (for the audit log).
+#[derive(Debug, Clone)]
+pub struct Reached {
+    pub reach: Reach,
+    pub calls: Vec<Call>,
+}
+
+/// One read-only request made for `--reach`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// `iam:ListAttachedUserPolicies`.
+    pub action: &'static str,
+    /// What it was asked about (a user, group or role name, a policy ARN); never a secret.
+    pub target: String,
+    /// `ok`, or the error code or reason.
+    pub outcome: String,
 }
 
 /// Every validator, by name.
@@ -271,12 +303,76 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
     records
 }
 
+/// A record of each credential whose reach was read, for the audit log.
+#[derive(Debug, Clone)]
+pub struct ReachChecked {
+    pub key_id: String,
+    pub fingerprint: String,
+    pub rule: String,
+    pub reached: Reached,
+}
+
+/// `--reach`: for every credential that validation found live (with the identity it named),
+/// read what it can do with its own read-only calls and attach the [`Reach`] to each member.
+/// Run after [`validate`]; credentials not live are left without one. Not cached: policies
+/// change, and the question is asked on purpose.
+pub fn reach(findings: &mut [Finding], opts: &Options) -> Vec<ReachChecked> {
+    let creds = credentials(findings);
+    let live: Vec<(usize, String)> = creds
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let v = findings[c.members[0]].validation.as_ref()?;
+            (v.status == Status::Live)
+                .then(|| v.arn.clone())
+                .flatten()
+                .map(|arn| (i, arn))
+        })
+        .collect();
+    let mut records = Vec::new();
+    for v in VALIDATORS {
+        let mine: Vec<&(usize, String)> = live
+            .iter()
+            .filter(|(i, _)| creds[*i].validator == v.name())
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let batch: Vec<(&Credential, &str)> = mine
+            .iter()
+            .map(|(i, arn)| (&creds[*i], arn.as_str()))
+            .collect();
+        for (&&(i, _), reached) in mine.iter().zip(v.reach(&batch, opts)) {
+            let c = &creds[i];
+            for &m in &c.members {
+                findings[m].reach = Some(reached.reach.clone());
+            }
+            let first = c
+                .members
+                .iter()
+                .copied()
+                .find(|&m| findings[m].public)
+                .unwrap_or(c.members[0]);
+            records.push(ReachChecked {
+                key_id: c.id.clone(),
+                fingerprint: findings[first].fingerprint.clone(),
+                rule: findings[first].rule_id.clone(),
+                reached,
+            });
+        }
+    }
+    records
+}
+
 /// Settings for a validation run.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// An STS endpoint from the operator (`AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL`); never
     /// from anything scanned.
     pub endpoint: Option<String>,
+    /// The IAM endpoint for `--reach`, the same way (`AWS_ENDPOINT_URL_IAM`,
+    /// `AWS_ENDPOINT_URL`).
+    pub iam_endpoint: Option<String>,
     pub region: String,
     pub canaries: HashSet<String>,
     pub concurrency: usize,
@@ -296,6 +392,7 @@ impl Options {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Options {
             endpoint: var("AWS_ENDPOINT_URL_STS").or_else(|| var("AWS_ENDPOINT_URL")),
+            iam_endpoint: var("AWS_ENDPOINT_URL_IAM").or_else(|| var("AWS_ENDPOINT_URL")),
             region: var("AWS_REGION")
                 .or_else(|| var("AWS_DEFAULT_REGION"))
                 .unwrap_or_else(|| "us-east-1".into()),

@@ -27,6 +27,7 @@ mod loss;
 mod merge;
 mod notebook;
 mod precommit;
+mod reach;
 mod recall;
 mod rules;
 #[cfg(feature = "aws")]

@@ -17,15 +17,20 @@ use std::time::{Duration, Instant};
 
 #[cfg(feature = "aws")]
 /// moto on a port it picked itself, with the fixture's credentials.
-struct Moto {
-    server: Server,
-    endpoint: String,
-    creds: Value,
+pub(crate) struct Moto {
+    pub(crate) server: Server,
+    pub(crate) endpoint: String,
+    pub(crate) creds: Value,
 }
 
 #[cfg(feature = "aws")]
 impl Moto {
     fn start() -> Moto {
+        Moto::with_fixture("aws_fixture.py")
+    }
+
+    /// moto, set up by `tests/FIXTURE` (a script that prints the credentials as JSON).
+    pub(crate) fn with_fixture(fixture: &str) -> Moto {
         require_moto();
         let here = env!("CARGO_MANIFEST_DIR");
         let mut cmd = Command::new("python3");
@@ -41,13 +46,13 @@ impl Moto {
         });
         let endpoint = format!("http://{}", server.announced);
         let out = Command::new("python3")
-            .arg(format!("{here}/tests/aws_fixture.py"))
+            .arg(format!("{here}/tests/{fixture}"))
             .arg(&endpoint)
             .output()
             .unwrap();
         assert!(
             out.status.success(),
-            "tests/aws_fixture.py: {}\nmoto said:\n{}",
+            "tests/{fixture}: {}\nmoto said:\n{}",
             String::from_utf8_lossy(&out.stderr),
             server.log()
         );
@@ -59,7 +64,7 @@ impl Moto {
         }
     }
 
-    fn cred(&self, which: &str, i: usize) -> String {
+    pub(crate) fn cred(&self, which: &str, i: usize) -> String {
         self.creds[which][i].as_str().unwrap().to_string()
     }
 

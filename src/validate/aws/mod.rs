@@ -5,6 +5,13 @@
 //! validation: a set is checked with STS GetCallerIdentity ([`sts`]), unless its account is
 //! a known canary (honeytoken) account, whose owner a check would alert.
 
+pub mod policy;
+#[cfg(feature = "aws")]
+mod reach;
+// Without the AWS SDK, a stand-in that reads nothing and says why.
+#[cfg(not(feature = "aws"))]
+#[path = "reach_offline.rs"]
+mod reach;
 #[cfg(feature = "aws")]
 mod sts;
 // Without the AWS SDK, a stand-in that checks nothing and says why.
@@ -12,7 +19,7 @@ mod sts;
 #[path = "sts_offline.rs"]
 mod sts;
 
-use super::{Credential, Options, Validator};
+use super::{Credential, Options, Reached, Validator};
 use crate::model::{Annotation, Finding, Provenance, Secret, Validation};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -61,6 +68,27 @@ pub fn account(key_id: &str) -> Option<String> {
     let six = (bits >> 32) as u64;
     let account = (six & 0x7fff_ffff_ff80) >> 7;
     Some(format!("{account:012}"))
+}
+
+/// An AWS credential from its parts, for a caller that found them some other way than a scan
+/// (a runtime's environment, a metadata service): what [`reach`] and
+/// [`crate::validate::check_now`] take.
+pub fn credential(key_id: &str, secret: &Secret, token: Option<&Secret>) -> Credential {
+    let mut parts = vec![
+        (KEY_ID, Secret::new(key_id.as_bytes())),
+        (SECRET, secret.clone()),
+    ];
+    parts.extend(token.map(|t| (TOKEN, t.clone())));
+    Credential::new("aws", key_id.to_string(), parts)
+}
+
+/// What a live AWS credential can do: who `identity` (the ARN STS named for it) is, and
+/// what its identity policies allow, read with the credential's own read-only IAM calls and
+/// evaluated locally ([`policy`]). Every call is in [`Reached::calls`]; nothing is written.
+/// `None` if `c` is not a complete AWS credential.
+pub fn reach(c: &Credential, identity: &str, opts: &Options) -> Option<Reached> {
+    let set = AwsSet::of(c)?;
+    reach::reach_all(&[(set, identity.to_string())], opts).pop()
 }
 
 /// One AWS credential: what STS is asked with.
@@ -158,6 +186,24 @@ impl Validator for Aws {
                 .collect();
         }
         sts::check_all(&sets, opts)
+    }
+
+    fn reach(&self, creds: &[(&Credential, &str)], opts: &Options) -> Vec<Reached> {
+        let sets: Vec<(AwsSet, String)> = creds
+            .iter()
+            .filter_map(|(c, identity)| Some((AwsSet::of(c)?, identity.to_string())))
+            .collect();
+        if sets.len() != creds.len() {
+            // Not reached: `credential` only builds complete sets.
+            return creds
+                .iter()
+                .map(|(_, identity)| Reached {
+                    reach: crate::model::Reach::unknown(identity, "incomplete set"),
+                    calls: Vec::new(),
+                })
+                .collect();
+        }
+        reach::reach_all(&sets, opts)
     }
 
     fn unpaired(&self, f: &Finding) -> Validation {

@@ -123,7 +123,7 @@ async fn check(
 }
 
 /// Exponential, with jitter so many sets do not retry in lockstep.
-fn backoff(attempt: u32) -> Duration {
+pub(super) fn backoff(attempt: u32) -> Duration {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -239,7 +239,7 @@ fn proof(account: Option<&str>, arn: Option<&str>) -> Result<(String, String), &
 }
 
 /// `<Code>X</Code>` from an error body.
-fn raw_code(body: &[u8]) -> Option<String> {
+pub(super) fn raw_code(body: &[u8]) -> Option<String> {
     let s = std::str::from_utf8(body).ok()?;
     let start = s.find("<Code>")? + "<Code>".len();
     let end = s[start..].find("</Code>")? + start;
