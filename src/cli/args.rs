@@ -235,11 +235,37 @@ pub struct RuntimeAuditArgs {
     /// Do not check found credentials with their provider (checked by default).
     #[arg(long)]
     pub no_validate: bool,
+    /// Fail (exit 1) only for a live credential that reaches further than LEVEL (its reach
+    /// read from its own policies; one whose reach cannot be read counts as admin), instead of
+    /// for any finding: a sandbox refuses to start with an over-privileged role.
+    #[arg(long, value_enum, value_name = "LEVEL", conflicts_with = "no_validate")]
+    pub max_reach: Option<MaxReach>,
     /// Give up on an endpoint after this many milliseconds (connect, and each read).
     #[arg(long, value_name = "MS", default_value_t = 300)]
     pub timeout_ms: u64,
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+/// `--max-reach`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MaxReach {
+    None,
+    ReadOnly,
+    Write,
+    Admin,
+}
+
+impl From<MaxReach> for crate::model::ReachLevel {
+    fn from(m: MaxReach) -> crate::model::ReachLevel {
+        use crate::model::ReachLevel;
+        match m {
+            MaxReach::None => ReachLevel::None,
+            MaxReach::ReadOnly => ReachLevel::ReadOnly,
+            MaxReach::Write => ReachLevel::Write,
+            MaxReach::Admin => ReachLevel::Admin,
+        }
+    }
 }
 
 #[derive(Args)]

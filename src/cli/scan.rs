@@ -140,8 +140,12 @@ fn credential_files(s: &Session, paths: Vec<PathBuf>) -> crate::scan::Outcome {
 pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
     use crate::source::env::Environment;
     a.report.validate = !a.no_validate;
+    a.report.reach = !a.no_validate;
     let r = &a.report;
-    let s = Session::new(r, &[], Confidence::Low)?;
+    let mut s = Session::new(r, &[], Confidence::Low)?;
+    if let Some(max) = a.max_reach {
+        s = s.fail_on(crate::deliver::FailOn::Reach(max.into()));
+    }
     let me = Environment::current();
     let mut envs = vec![];
     let mut warnings = Vec::new();

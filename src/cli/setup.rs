@@ -92,6 +92,8 @@ pub struct Session {
     canaries: Vec<String>,
     pub out: Output,
     min_confidence: Confidence,
+    /// What makes the exit code 1 when a command decides it rather than `--fail-on`.
+    fail_on: Option<crate::deliver::FailOn>,
 }
 
 impl Session {
@@ -116,12 +118,19 @@ impl Session {
             canaries: cfg.validate.canary_accounts.clone(),
             out: open_output(r.output.as_deref(), r.show_secrets)?,
             min_confidence: r.min_confidence.map_or(confidence, Into::into),
+            fail_on: None,
         })
     }
 
     /// Run `scan` with a progress line on a terminal.
     pub fn scan<T>(&self, r: &ReportArgs, scan: impl FnOnce(&Scanner) -> T) -> T {
         with_progress(&self.scanner, r.format, || scan(&self.scanner))
+    }
+
+    /// Let the command, not `--fail-on`, say what makes the exit code 1.
+    pub fn fail_on(mut self, f: crate::deliver::FailOn) -> Session {
+        self.fail_on = Some(f);
+        self
     }
 
     /// Hand the outcome to the stages after the scan; the exit code.
@@ -147,7 +156,7 @@ impl Session {
             reach: r.reach,
             hooks: &self.hooks,
             audit,
-            fail_on: r.fail_on.into(),
+            fail_on: self.fail_on.unwrap_or(r.fail_on.into()),
             format: r.format.into(),
             human: HumanOptions { color },
             show_secrets: r.show_secrets,

@@ -6,7 +6,7 @@ mod revalidate;
 
 pub use revalidate::{revalidate, Revalidated};
 
-use crate::model::{Confidence, Finding, Status};
+use crate::model::{Confidence, Finding, ReachLevel, Status};
 use crate::report::{self, Format, HumanOptions, Report};
 use crate::respond::{Audit, Hook};
 use crate::rules::Rule;
@@ -30,17 +30,38 @@ pub enum FailOn {
     Live,
     /// Nothing.
     None,
+    /// A live credential reaching further than this (`runtime-audit --max-reach`): one whose
+    /// reach could not be read (`unknown`, or none read) counts as reaching everything.
+    Reach(ReachLevel),
 }
 
 impl FailOn {
-    /// Whether findings with these validation statuses (`None`: not validated) fail the run.
-    pub fn fails(self, statuses: impl IntoIterator<Item = Option<Status>>) -> bool {
-        let mut statuses = statuses.into_iter();
+    /// Whether findings with these validation statuses (`None`: not validated) and reach
+    /// levels fail the run.
+    pub fn fails(self, judged: impl IntoIterator<Item = Judged>) -> bool {
+        let mut judged = judged.into_iter();
         match self {
-            FailOn::Any => statuses.next().is_some(),
-            FailOn::Live => statuses.any(|s| s == Some(Status::Live)),
+            FailOn::Any => judged.next().is_some(),
+            FailOn::Live => judged.any(|(s, _)| s == Some(Status::Live)),
             FailOn::None => false,
+            FailOn::Reach(max) => judged.any(|(s, r)| {
+                s == Some(Status::Live)
+                    && reach_rank(r.unwrap_or(ReachLevel::Unknown)) > reach_rank(max)
+            }),
         }
+    }
+}
+
+/// What the exit code looks at in a finding: its validation status, and its reach.
+pub type Judged = (Option<Status>, Option<ReachLevel>);
+
+/// Reach levels from none to admin; not knowing is as bad as the worst.
+fn reach_rank(r: ReachLevel) -> u8 {
+    match r {
+        ReachLevel::None => 0,
+        ReachLevel::ReadOnly => 1,
+        ReachLevel::Write => 2,
+        ReachLevel::Admin | ReachLevel::Unknown => 3,
     }
 }
 
@@ -48,23 +69,26 @@ impl FailOn {
 /// (2); then findings that `fail_on` counts, given their validation statuses (1); else 0.
 pub fn exit_code(
     fail_on: FailOn,
-    statuses: impl IntoIterator<Item = Option<Status>>,
+    judged: impl IntoIterator<Item = Judged>,
     failed_inputs: u64,
 ) -> i32 {
     if failed_inputs > 0 {
         EXIT_ERROR
-    } else if fail_on.fails(statuses) {
+    } else if fail_on.fails(judged) {
         EXIT_FINDINGS
     } else {
         EXIT_CLEAN
     }
 }
 
-/// Each finding's validation status, as [`exit_code`] takes them.
-pub fn statuses(findings: &[Finding]) -> impl Iterator<Item = Option<Status>> + '_ {
-    findings
-        .iter()
-        .map(|f| f.validation.as_ref().map(|v| v.status))
+/// Each finding's validation status and reach, as [`exit_code`] takes them.
+pub fn statuses(findings: &[Finding]) -> impl Iterator<Item = Judged> + '_ {
+    findings.iter().map(|f| {
+        (
+            f.validation.as_ref().map(|v| v.status),
+            f.reach.as_ref().map(|r| r.level),
+        )
+    })
 }
 
 /// How to deliver an outcome.
@@ -105,7 +129,7 @@ pub fn deliver(
     o.summary.below_confidence = (before - o.findings.len()) as u64;
     o.summary.findings = o.findings.len() as u64;
     let mut validated = BTreeMap::new();
-    if d.validate || d.fail_on == FailOn::Live {
+    if d.validate || matches!(d.fail_on, FailOn::Live | FailOn::Reach(_)) {
         let checked = crate::validate::validate(&mut o.findings, &d.validation);
         d.audit.validations(&checked);
         for c in &checked {
@@ -143,15 +167,26 @@ mod tests {
 
     #[test]
     fn the_exit_code_rule() {
-        let none: [Option<Status>; 0] = [];
+        let none: [Judged; 0] = [];
+        let s = |s: Option<Status>| (s, None);
         assert!(!FailOn::Any.fails(none));
-        assert!(FailOn::Any.fails([None]));
-        assert!(!FailOn::Live.fails([None, Some(Status::Invalid)]));
-        assert!(FailOn::Live.fails([Some(Status::Unknown), Some(Status::Live)]));
-        assert!(!FailOn::None.fails([Some(Status::Live)]));
+        assert!(FailOn::Any.fails([s(None)]));
+        assert!(!FailOn::Live.fails([s(None), s(Some(Status::Invalid))]));
+        assert!(FailOn::Live.fails([s(Some(Status::Unknown)), s(Some(Status::Live))]));
+        assert!(!FailOn::None.fails([s(Some(Status::Live))]));
         assert_eq!(exit_code(FailOn::None, none, 1), EXIT_ERROR);
-        assert_eq!(exit_code(FailOn::Any, [None], 2), EXIT_ERROR);
-        assert_eq!(exit_code(FailOn::Any, [None], 0), EXIT_FINDINGS);
+        assert_eq!(exit_code(FailOn::Any, [s(None)], 2), EXIT_ERROR);
+        assert_eq!(exit_code(FailOn::Any, [s(None)], 0), EXIT_FINDINGS);
         assert_eq!(exit_code(FailOn::Any, none, 0), EXIT_CLEAN);
+        // --max-reach read-only: a live admin fails, a live reader or a dead admin does not,
+        // and a live credential whose reach is unknown fails.
+        let max = FailOn::Reach(ReachLevel::ReadOnly);
+        let live = Some(Status::Live);
+        assert!(max.fails([(live, Some(ReachLevel::Admin))]));
+        assert!(!max.fails([(live, Some(ReachLevel::ReadOnly)), (None, None)]));
+        assert!(!max.fails([(Some(Status::Invalid), Some(ReachLevel::Admin))]));
+        assert!(max.fails([(live, Some(ReachLevel::Unknown))]));
+        assert!(max.fails([(live, None)]));
+        assert!(!FailOn::Reach(ReachLevel::Admin).fails([(live, None)]));
     }
 }

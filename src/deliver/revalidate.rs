@@ -3,7 +3,7 @@
 //! writers redact.
 
 use super::{exit_code, FailOn};
-use crate::model::{Finding, Secret, Status, Validation};
+use crate::model::{Finding, Secret, Validation};
 use crate::respond::Audit;
 use crate::rules::Rule;
 use crate::scan::Scanner;
@@ -102,9 +102,14 @@ pub fn revalidate(
             }
         }
     }
-    let statuses: Vec<Option<Status>> = lines
+    let statuses: Vec<super::Judged> = lines
         .iter()
-        .map(|v| serde_json::from_value(v["validation"]["status"].clone()).ok())
+        .map(|v| {
+            (
+                serde_json::from_value(v["validation"]["status"].clone()).ok(),
+                serde_json::from_value(v["reach"]["level"].clone()).ok(),
+            )
+        })
         .collect();
     // A report line is a finding: the same rule as for a scan.
     let code = exit_code(fail_on, statuses, 0);

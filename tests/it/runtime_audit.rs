@@ -149,6 +149,26 @@ fn imdsv2_only_is_no_warning_and_a_bare_runtime_answers_clean() {
         doc["warnings"]
     );
     assert_eq!(key_ids(&doc).len(), 2);
+    // Each live set's reach was read; these roles' policies cannot be (moto knows no such
+    // role), so their reach is unknown, which a threshold below admin refuses.
+    let reach: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["reach"]["level"].as_str())
+        .collect();
+    assert!(
+        !reach.is_empty() && reach.iter().all(|l| *l == "unknown"),
+        "{reach:?}"
+    );
+    let strict = audit(
+        &sb,
+        Some(&rt),
+        &["--no-processes", "--max-reach", "read-only"],
+    );
+    assert_eq!(strict.code, 1, "{}", strict.stderr);
+    let lenient = audit(&sb, Some(&rt), &["--no-processes", "--max-reach", "admin"]);
+    assert_eq!(lenient.code, 0, "{}", lenient.stderr);
 
     let bare = audit(&sb, None, &["--no-processes"]);
     assert_eq!(bare.code, 0, "{}", bare.stderr);
