@@ -54,9 +54,11 @@ impl Event {
 
     /// Whether any part of the key pair (8 characters or more) is in `out`.
     fn leaks(&self, out: &str) -> bool {
-        [&self.key, &self.secret]
-            .iter()
-            .any(|s| s.as_bytes().windows(8).any(|w| out.contains(std::str::from_utf8(w).unwrap())))
+        [&self.key, &self.secret].iter().any(|s| {
+            s.as_bytes()
+                .windows(8)
+                .any(|w| out.contains(std::str::from_utf8(w).unwrap()))
+        })
     }
 }
 
@@ -101,9 +103,13 @@ fn assert_masked_copy(ev: &Event, orig: &Value, masked: &Value, at: &str) {
 #[test]
 fn claude_post_tool_use_gets_the_same_shape_back_with_both_keys_masked() {
     let sb = Sandbox::new();
-    for (i, name) in ["post_tool_use_bash", "post_tool_use_read", "post_tool_use_mcp"]
-        .iter()
-        .enumerate()
+    for (i, name) in [
+        "post_tool_use_bash",
+        "post_tool_use_read",
+        "post_tool_use_mcp",
+    ]
+    .iter()
+    .enumerate()
     {
         let ev = Event::load("claude", name, 900 + i as u64);
         let orig = &ev.json()["tool_response"];
@@ -112,7 +118,10 @@ fn claude_post_tool_use_gets_the_same_shape_back_with_both_keys_masked() {
         let hso = &a["hookSpecificOutput"];
         assert_eq!(hso["hookEventName"], "PostToolUse", "{name}");
         assert_masked_copy(&ev, orig, &hso["updatedToolOutput"], name);
-        assert_ne!(orig, &hso["updatedToolOutput"], "{name}: nothing was masked");
+        assert_ne!(
+            orig, &hso["updatedToolOutput"],
+            "{name}: nothing was masked"
+        );
         // MCP tools: also the field Claude Code before 2.1.121 reads.
         if name.ends_with("mcp") {
             assert_eq!(hso["updatedMCPToolOutput"], hso["updatedToolOutput"]);
@@ -127,13 +136,12 @@ fn claude_persisted_output_is_masked_in_place_with_its_permissions() {
     use std::os::unix::fs::PermissionsExt;
     let sb = Sandbox::new();
     let (key, secret) = fake_aws(910);
-    let full = format!("step 1\naws_access_key_id = {key}\naws_secret_access_key = {secret}\ndone\n");
+    let full =
+        format!("step 1\naws_access_key_id = {key}\naws_secret_access_key = {secret}\ndone\n");
     let file = sb.write("tool-results/toolu_01.txt", &full);
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     let mut ev = Event::with("claude", "post_tool_use_bash_persisted", &key, &secret);
-    ev.text = ev
-        .text
-        .replace("@@PERSISTED@@", file.to_str().unwrap());
+    ev.text = ev.text.replace("@@PERSISTED@@", file.to_str().unwrap());
     let a = answer(&sb, "claude", &ev, &[]);
     // The inline preview holds no secret: nothing to replace there.
     assert_eq!(a, json!({}));
@@ -163,7 +171,10 @@ fn codex_gemini_copilot_and_cursor_get_the_masked_output_in_their_own_shapes() {
                "hookSpecificOutput": {"hookEventName": "AfterTool", "tool_output": text}})
     );
 
-    for (name, field) in [("post_tool_use", "toolResult"), ("post_tool_use_vscode", "tool_result")] {
+    for (name, field) in [
+        ("post_tool_use", "toolResult"),
+        ("post_tool_use_vscode", "tool_result"),
+    ] {
         let ev = Event::load("copilot", name, 922);
         let a = answer(&sb, "copilot", &ev, &[]);
         let orig = ev.json()[field]
@@ -182,7 +193,12 @@ fn codex_gemini_copilot_and_cursor_get_the_masked_output_in_their_own_shapes() {
     let a = answer(&sb, "cursor", &ev, &[]);
     let orig: Value = serde_json::from_str(ev.json()["tool_output"].as_str().unwrap()).unwrap();
     assert_eq!(a.as_object().unwrap().len(), 1, "{a}");
-    assert_masked_copy(&ev, &orig, &a["updated_mcp_tool_output"], "updated_mcp_tool_output");
+    assert_masked_copy(
+        &ev,
+        &orig,
+        &a["updated_mcp_tool_output"],
+        "updated_mcp_tool_output",
+    );
     assert_ne!(orig, a["updated_mcp_tool_output"]);
 }
 
@@ -195,9 +211,16 @@ fn cursor_cannot_replace_shell_output_and_says_so() {
     let a = r.json();
     assert!(!ev.leaks(&r.stdout) && !ev.leaks(&r.stderr));
     let ctx = a["additional_context"].as_str().unwrap();
-    assert!(ctx.contains("aws.access-key-id") && ctx.contains("rotate"), "{ctx}");
+    assert!(
+        ctx.contains("aws.access-key-id") && ctx.contains("rotate"),
+        "{ctx}"
+    );
     assert!(a.get("updated_mcp_tool_output").is_none());
-    assert!(r.stderr.contains("does not let a hook replace"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("does not let a hook replace"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -270,8 +293,13 @@ fn a_tool_call_with_a_secret_is_denied_with_a_reason_that_holds_no_secret() {
                 a["agent_message"].clone()
             }
         };
-        let why = why.as_str().unwrap_or_else(|| panic!("{agent} {name}: {a}"));
-        assert!(why.contains("aws.access-key-id in "), "{agent} {name}: {why}");
+        let why = why
+            .as_str()
+            .unwrap_or_else(|| panic!("{agent} {name}: {a}"));
+        assert!(
+            why.contains("aws.access-key-id in "),
+            "{agent} {name}: {why}"
+        );
     }
 }
 
@@ -292,7 +320,12 @@ fn no_secret_gets_the_no_op_answer() {
     for (agent, name) in all {
         let ev = Event::with(agent, name, "KEY_ID_FROM_VAULT", "see-the-vault");
         let r = hook(&sb, agent, &ev.text, &[]);
-        assert_eq!((r.code, r.stdout.trim()), (0, "{}"), "{agent} {name}: {}", r.stderr);
+        assert_eq!(
+            (r.code, r.stdout.trim()),
+            (0, "{}"),
+            "{agent} {name}: {}",
+            r.stderr
+        );
     }
 }
 
@@ -300,19 +333,33 @@ fn no_secret_gets_the_no_op_answer() {
 fn an_unreadable_event_fails_closed_in_valid_json_and_open_with_a_warning() {
     let sb = Sandbox::new();
     for agent in ["claude", "codex", "gemini", "copilot", "cursor"] {
-        let r = hook(&sb, agent, "{\"hook_event_name\": \"PostToolUse\", \"tool_", &[]);
+        let r = hook(
+            &sb,
+            agent,
+            "{\"hook_event_name\": \"PostToolUse\", \"tool_",
+            &[],
+        );
         assert_eq!(r.code, 0, "{agent}");
         let a = r.json();
         assert_ne!(a, json!({}), "{agent}: let through");
         assert!(r.stdout.contains(WITHHELD), "{agent}: {}", r.stdout);
-        assert!(r.stderr.contains("withheld (fail closed)"), "{agent}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("withheld (fail closed)"),
+            "{agent}: {}",
+            r.stderr
+        );
 
         let r = hook(&sb, agent, "not json", &["--fail-open"]);
         assert_eq!((r.code, r.json()), (0, json!({})), "{agent}");
         assert!(r.stderr.contains("--fail-open"), "{agent}: {}", r.stderr);
     }
     // An event leakhound does not answer is an error too.
-    let r = hook(&sb, "claude", r#"{"hook_event_name": "SessionStart", "source": "startup"}"#, &[]);
+    let r = hook(
+        &sb,
+        "claude",
+        r#"{"hook_event_name": "SessionStart", "source": "startup"}"#,
+        &[],
+    );
     assert_eq!(r.json()["continue"], false, "{}", r.stdout);
 }
 
@@ -342,7 +389,12 @@ fn output_that_cannot_be_scanned_is_withheld_in_the_agents_shape() {
     assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny");
 
     let ev = Event::load("claude", "post_tool_use_bash", 964);
-    let r = hook(&sb, "claude", &ev.text, &["--config", "missing.toml", "--fail-open"]);
+    let r = hook(
+        &sb,
+        "claude",
+        &ev.text,
+        &["--config", "missing.toml", "--fail-open"],
+    );
     assert_eq!((r.code, r.json()), (0, json!({})));
     assert!(r.stderr.contains("missing.toml"), "{}", r.stderr);
 }
@@ -351,18 +403,39 @@ fn output_that_cannot_be_scanned_is_withheld_in_the_agents_shape() {
 fn the_report_and_audit_log_record_each_masked_secret_redacted() {
     let sb = Sandbox::new();
     let ev = Event::load("claude", "post_tool_use_bash", 970);
-    answer(&sb, "claude", &ev, &["--report", "found.jsonl", "--audit-log", "audit.jsonl"]);
+    answer(
+        &sb,
+        "claude",
+        &ev,
+        &["--report", "found.jsonl", "--audit-log", "audit.jsonl"],
+    );
     let ev2 = Event::load("cursor", "before_shell_execution", 971);
-    answer(&sb, "cursor", &ev2, &["--report", "found.jsonl", "--audit-log", "audit.jsonl"]);
+    answer(
+        &sb,
+        "cursor",
+        &ev2,
+        &["--report", "found.jsonl", "--audit-log", "audit.jsonl"],
+    );
     let report = std::fs::read_to_string(sb.path("found.jsonl")).unwrap();
     let rules: Vec<String> = report
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["rule"].as_str().unwrap().into())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["rule"]
+                .as_str()
+                .unwrap()
+                .into()
+        })
         .collect();
     assert_eq!(rules.len(), 4, "{report}");
-    assert!(rules.iter().any(|r| r == "aws.secret-access-key"), "{rules:?}");
+    assert!(
+        rules.iter().any(|r| r == "aws.secret-access-key"),
+        "{rules:?}"
+    );
     let audit = std::fs::read_to_string(sb.path("audit.jsonl")).unwrap();
-    let lines: Vec<Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 4, "{audit}");
     assert_eq!(lines[0]["agent"], "claude");
     assert_eq!(lines[0]["outcome"], "masked");
@@ -370,7 +443,10 @@ fn the_report_and_audit_log_record_each_masked_secret_redacted() {
     assert_eq!(lines[3]["outcome"], "blocked");
     // AWS key ids are identifiers and may be named; the secret never.
     for text in [&report, &audit] {
-        assert!(!text.contains(&ev.secret[..12]) && !text.contains(&ev2.secret[..12]), "{text}");
+        assert!(
+            !text.contains(&ev.secret[..12]) && !text.contains(&ev2.secret[..12]),
+            "{text}"
+        );
     }
 }
 
