@@ -25,12 +25,12 @@ pub fn hook(a: &HookArgs) -> Result<i32> {
         Ok(ev) => ev,
         Err(e) => {
             warn(&format!("{}: {e}", agent.name()), a.fail_open);
-            let out = if a.fail_open {
-                serde_json::json!({})
+            let (out, outcome) = if a.fail_open {
+                (serde_json::json!({}), Outcome::Unscanned)
             } else {
-                hook::unreadable(agent, &e)
+                (hook::unreadable(agent, &e), Outcome::Withheld)
             };
-            record(a, agent.name(), "(unreadable)", Outcome::Withheld, &[]);
+            record(a, agent.name(), "(unreadable)", outcome, &[]);
             return print(&out);
         }
     };
@@ -47,6 +47,7 @@ pub fn hook(a: &HookArgs) -> Result<i32> {
                 a.fail_open,
             );
             if a.fail_open {
+                record(a, agent.name(), event.name(), Outcome::Unscanned, &[]);
                 return print(&serde_json::json!({}));
             }
             let answer = event.withheld();

@@ -99,6 +99,8 @@ pub enum Outcome {
     Warned,
     /// The output could not be scanned and is replaced by [`WITHHELD`].
     Withheld,
+    /// The event could not be scanned and was let through (`--fail-open`).
+    Unscanned,
 }
 
 impl Outcome {
@@ -109,6 +111,7 @@ impl Outcome {
             Outcome::Blocked => "blocked",
             Outcome::Warned => "warned",
             Outcome::Withheld => "withheld",
+            Outcome::Unscanned => "unscanned",
         }
     }
 }

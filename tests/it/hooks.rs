@@ -349,10 +349,22 @@ fn an_unreadable_event_fails_closed_in_valid_json_and_open_with_a_warning() {
             r.stderr
         );
 
-        let r = hook(&sb, agent, "not json", &["--fail-open"]);
+        let r = hook(
+            &sb,
+            agent,
+            "not json",
+            &["--fail-open", "--audit-log", "audit.jsonl"],
+        );
         assert_eq!((r.code, r.json()), (0, json!({})), "{agent}");
         assert!(r.stderr.contains("--fail-open"), "{agent}: {}", r.stderr);
     }
+    // What was let through unscanned is on record.
+    let audit = std::fs::read_to_string(sb.path("audit.jsonl")).unwrap();
+    let outcomes: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["outcome"].clone())
+        .collect();
+    assert_eq!(outcomes, vec![json!("unscanned"); 5]);
     // An event leakhound does not answer is an error too.
     let r = hook(
         &sb,
