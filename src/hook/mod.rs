@@ -211,7 +211,9 @@ fn mask(
     match value {
         Value::String(s) => {
             let m = mask_text(engine, name, s.as_bytes());
-            let text = String::from_utf8(m.bytes).map_err(|_| HookError::Mask(name))?;
+            // A mask that ends inside a multi-byte character leaves a broken piece of it,
+            // which becomes U+FFFD rather than withholding the whole output.
+            let text = String::from_utf8_lossy(&m.bytes).into_owned();
             Ok((Value::String(text), m.findings))
         }
         other => mask_value(engine, name, other).ok_or(HookError::Mask(name)),
