@@ -13,6 +13,7 @@ pub mod engine;
 pub mod filter;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hook;
 pub mod model;
 pub mod policy;
 pub mod report;

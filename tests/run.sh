@@ -16,6 +16,13 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 MOTO=5.2.5
 WERKZEUG=3.1.9
 PRE_COMMIT=4.7.0
+# The hook tests compile Claude Code events and leakhound's answers against the Claude Agent
+# SDK's own types (sdk.d.ts, sdk-tools.d.ts) with TypeScript; the SDK's peers are pinned too.
+CLAUDE_AGENT_SDK=0.3.333
+TYPESCRIPT=5.9.3
+ANTHROPIC_SDK=1.15.0
+MCP_SDK=1.32.2
+ZOD=4.6.7
 
 install_only=false
 cargo_args=()
@@ -44,6 +51,8 @@ python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 command -v docker-registry >/dev/null || need_apt+=(docker-registry)
 command -v skopeo >/dev/null || need_apt+=(skopeo)
 command -v htpasswd >/dev/null || need_apt+=(apache2-utils)
+# npm (with Node.js) for the TypeScript type check of the agent hook answers.
+command -v npm >/dev/null || need_apt+=(npm)
 if ((${#need_apt[@]})); then
   echo "tests/run.sh: installing from Debian: ${need_apt[*]}" >&2
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -75,6 +84,17 @@ command -v pre-commit >/dev/null || {
   echo "tests/run.sh: pre-commit was installed but is not on PATH ($(python3 -m site --user-base)/bin?)" >&2
   exit 1
 }
+# From npm, into target/agent-types (outside the sources, where tests/it/hooks.rs looks):
+# TypeScript and the Claude Agent SDK's types, without its optional native binaries.
+types=target/agent-types/node_modules
+grep -qs "\"version\": \"$CLAUDE_AGENT_SDK\"" "$types/@anthropic-ai/claude-agent-sdk/package.json" \
+  && grep -qs "\"version\": \"$TYPESCRIPT\"" "$types/typescript/package.json" \
+  || {
+    echo "tests/run.sh: installing from npm: typescript@$TYPESCRIPT @anthropic-ai/claude-agent-sdk@$CLAUDE_AGENT_SDK" >&2
+    npm install --prefix target/agent-types --no-audit --no-fund --omit=optional --silent \
+      "typescript@$TYPESCRIPT" "@anthropic-ai/claude-agent-sdk@$CLAUDE_AGENT_SDK" \
+      "@anthropic-ai/sdk@$ANTHROPIC_SDK" "@modelcontextprotocol/sdk@$MCP_SDK" "zod@$ZOD"
+  }
 command -v cargo >/dev/null || { echo "tests/run.sh: cargo is required (a rustup toolchain)" >&2; exit 1; }
 
 $install_only && exit 0

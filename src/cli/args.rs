@@ -80,6 +80,10 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         audit_log: Option<PathBuf>,
     },
+    /// Answer one coding agent's hook event (JSON on stdin, the answer on stdout): mask the
+    /// secrets in a tool's result before the model reads it, stop a prompt or tool call that
+    /// holds one. See docs/agents.md.
+    Hook(HookArgs),
     /// List or check rules.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -281,6 +285,52 @@ pub struct FilterArgs {
     /// Forward a partial line after this many milliseconds without new output.
     #[arg(long, value_name = "MS", default_value_t = 50)]
     pub idle_ms: u64,
+}
+
+#[derive(Args)]
+pub struct HookArgs {
+    /// The agent that sends the event.
+    #[arg(value_enum)]
+    pub agent: AgentArg,
+    /// When the event cannot be scanned (not JSON, an unknown event, a broken config), let it
+    /// through with a warning on stderr instead of withholding the output.
+    #[arg(long)]
+    pub fail_open: bool,
+    /// Append each masked or blocked secret (JSON Lines, redacted) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Append one JSON line per masked, blocked or withheld secret to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum AgentArg {
+    /// Claude Code.
+    Claude,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Cursor.
+    Cursor,
+}
+
+impl From<AgentArg> for crate::hook::Agent {
+    fn from(a: AgentArg) -> Self {
+        use crate::hook::Agent;
+        match a {
+            AgentArg::Claude => Agent::Claude,
+            AgentArg::Codex => Agent::Codex,
+            AgentArg::Gemini => Agent::Gemini,
+            AgentArg::Copilot => Agent::Copilot,
+            AgentArg::Cursor => Agent::Cursor,
+        }
+    }
 }
 
 #[derive(Subcommand)]

@@ -3,6 +3,7 @@
 //! secret, how a finding is written or what the exit code is.
 
 mod args;
+mod hook;
 mod scan;
 mod setup;
 mod stream;
@@ -64,6 +65,7 @@ pub fn main() -> i32 {
             fail_on.into(),
             audit_log.as_deref(),
         ),
+        Command::Hook(h) => hook::hook(&h),
         Command::Rules(RulesCommand::List { format, rule_files }) => {
             tools::list_rules(format, &rule_files)
         }

@@ -472,6 +472,26 @@ impl Audit {
         }
     }
 
+    /// What `leakhound hook` did with one agent event: one line per secret it masked or
+    /// blocked, or one line without a finding when it withheld an output it could not scan.
+    pub fn agent_hook(&mut self, agent: &str, event: &str, outcome: &str, f: Option<&Finding>) {
+        // Only identifiers (AWS key ids) are named; secrets never.
+        let key_id = f.and_then(|f| f.public.then(|| f.secret.reveal()));
+        self.line(serde_json::json!({
+            "time": crate::model::now_rfc3339(),
+            "event": "agent-hook",
+            "agent": agent,
+            "hook_event": event,
+            "outcome": outcome,
+            "fingerprint": f.map(|f| &f.fingerprint),
+            "rule": f.map(|f| &f.rule_id),
+            "key_id": key_id,
+            "path": f.map(|f| f.path()),
+            "line": f.map(|f| f.line),
+            "column": f.map(|f| f.column),
+        }));
+    }
+
     fn hook(&mut self, f: &Finding, r: &HookRun) {
         // Only identifiers (AWS key ids) are named; secrets never.
         let key_id = f.public.then(|| f.secret.reveal());

@@ -22,6 +22,7 @@ mod fuzz_replay;
 mod git;
 mod gitleaks;
 mod golden;
+mod hooks;
 mod image;
 mod loss;
 mod merge;
