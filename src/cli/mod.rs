@@ -3,6 +3,7 @@
 //! secret, how a finding is written or what the exit code is.
 
 mod args;
+mod mcp;
 mod scan;
 mod setup;
 mod stream;
@@ -45,6 +46,7 @@ pub fn main() -> i32 {
         Command::InstallHook { repo, force } => scan::install_hook(repo.as_deref(), force),
         Command::Filter(f) => stream::filter(&f, None),
         Command::Run { filter: f, cmd } => stream::filter(&f, Some(&cmd)),
+        Command::McpProxy(a) => mcp::proxy(a),
         Command::RedactNotebook {
             input,
             output,
