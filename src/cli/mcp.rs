@@ -68,7 +68,12 @@ pub fn proxy(a: McpArgs) -> Result<i32> {
             Some(p) => Some(Mutex::new(open_output(Some(p), false)?)),
             None => None,
         },
-        audit: a.audit_log.as_deref().map(open_audit).transpose()?.map(Mutex::new),
+        audit: a
+            .audit_log
+            .as_deref()
+            .map(open_audit)
+            .transpose()?
+            .map(Mutex::new),
         notify: a.notify,
     };
     let opts = Options {

@@ -505,7 +505,10 @@ mod tests {
         );
         assert!(r.forward.is_none());
         let v: serde_json::Value = serde_json::from_slice(&r.reply.unwrap()).unwrap();
-        assert_eq!((v["id"].as_i64(), v["error"]["code"].as_i64()), (Some(3), Some(-32603)));
+        assert_eq!(
+            (v["id"].as_i64(), v["error"]["code"].as_i64()),
+            (Some(3), Some(-32603))
+        );
         // A notification is withheld; with --fail-open it goes as it came.
         let note = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n";
         let r = relay(note, Direction::ToClient, opts(), failed);

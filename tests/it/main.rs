@@ -24,6 +24,7 @@ mod gitleaks;
 mod golden;
 mod image;
 mod loss;
+mod mcp_proxy;
 mod notebook;
 mod precommit;
 mod recall;
