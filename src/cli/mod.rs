@@ -97,8 +97,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// For `leakhound run CMD ARGS` (no `--`), which clap rejects as an unexpected argument:
-/// a hint naming the fix, with the user's own command.
+/// For `leakhound run CMD ARGS` or `leakhound mcp-proxy CMD ARGS` (no `--`), which clap
+/// rejects as an unexpected argument: a hint naming the fix, with the user's own command.
 fn run_without_dashes(e: &clap::Error) -> Option<String> {
     use clap::error::ErrorKind;
     if !matches!(
@@ -108,7 +108,8 @@ fn run_without_dashes(e: &clap::Error) -> Option<String> {
         return None;
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let at = args.iter().position(|a| a == "run")?;
+    let at = args.iter().position(|a| a == "run" || a == "mcp-proxy")?;
+    let sub = args[at].clone();
     if args.iter().any(|a| a == "--") {
         return None;
     }
@@ -123,6 +124,6 @@ fn run_without_dashes(e: &clap::Error) -> Option<String> {
         .unwrap_or_default();
     let shown = if cmd.is_empty() { "CMD ARGS..." } else { &cmd };
     Some(format!(
-        "hint: put `--` before the command to run: leakhound run [OPTIONS] -- {shown}"
+        "hint: put `--` before the command to run: leakhound {sub} [OPTIONS] -- {shown}"
     ))
 }

@@ -471,6 +471,23 @@ mod tests {
     }
 
     #[test]
+    fn a_resource_blob_is_scanned_decoded() {
+        use base64::Engine as _;
+        let e = engine();
+        let blob = base64::engine::general_purpose::STANDARD
+            .encode(format!("[default]\naws_secret_access_key = {SECRET}\n"));
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"contents\":[{{\"uri\":\"file:///c\",\
+             \"blob\":\"{blob}\"}}]}}}}"
+        );
+        let m = mask_message(&e, "t", line.as_bytes()).unwrap();
+        let out = String::from_utf8(m.masked.bytes).unwrap();
+        assert!(out.contains("[REDACTED:aws.secret-access-key]"), "{out}");
+        // The secret's encoded span (bytes 34..74 of the text, 45..99 of the base64) is gone.
+        assert!(!out.contains(&blob[48..96]), "{out}");
+    }
+
+    #[test]
     fn a_line_that_is_not_json_is_masked_as_text_with_a_warning() {
         let e = engine();
         let line = format!("debug: key={KEY}\n");
