@@ -278,58 +278,67 @@ impl Peer {
     }
 }
 
-/// Relay every line from `input` (`dir`'s sender) to `to`, answering on `back`, until end of
-/// input. When `to` is gone the rest is read and dropped, so the sender never blocks on a
-/// full pipe. Findings go to `sink`, warnings to `warn`. Returns the first error writing to
-/// `to`, after the input ended.
-pub fn pump(
-    engine: &Engine,
-    dir: Direction,
-    mut input: impl BufRead,
-    to: &Peer,
-    back: &Peer,
-    opts: Options,
-    sink: &dyn Sink,
-    warn: &dyn Fn(&str),
-) -> io::Result<()> {
-    let mut line = Vec::new();
-    let mut gone: Option<io::Error> = None;
-    loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                // A read error ends this direction like end of input; what was read of a
-                // partial line is dropped, never forwarded unscanned.
-                warn(&format!("reading from the {}: {e}", dir.sender()));
-                break;
+/// What both directions share: the engine, the options, where findings and warnings go.
+pub struct Proxy<'a> {
+    pub engine: &'a Engine,
+    pub opts: Options,
+    pub sink: &'a dyn Sink,
+    /// Warnings for stderr; they never hold message content.
+    pub warn: &'a dyn Fn(&str),
+}
+
+impl Proxy<'_> {
+    /// Relay every line from `input` (`dir`'s sender) to `to`, answering on `back`, until end
+    /// of input. When `to` is gone the rest is read and dropped, so the sender never blocks
+    /// on a full pipe. Returns the first error writing to `to`, after the input ended.
+    pub fn pump(
+        &self,
+        dir: Direction,
+        mut input: impl BufRead,
+        to: &Peer,
+        back: &Peer,
+    ) -> io::Result<()> {
+        let mut line = Vec::new();
+        let mut gone: Option<io::Error> = None;
+        loop {
+            line.clear();
+            match input.read_until(b'\n', &mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // A read error ends this direction like end of input; what was read of a
+                    // partial line is dropped, never forwarded unscanned.
+                    (self.warn)(&format!("reading from the {}: {e}", dir.sender()));
+                    break;
+                }
+            }
+            if gone.is_some() {
+                continue;
+            }
+            let r = relay(&line, dir, self.opts, |b| {
+                mask_message(self.engine, dir.sender(), b)
+            });
+            for f in &r.findings {
+                self.sink.finding(f);
+            }
+            if let Some(w) = &r.warning {
+                (self.warn)(w);
+            }
+            if let Some(b) = &r.reply {
+                // The sender may be gone too; its own direction notices.
+                let _ = back.send(b);
+            }
+            if let Some(b) = &r.forward {
+                if let Err(e) = to.send(b) {
+                    gone = Some(e);
+                }
             }
         }
-        if gone.is_some() {
-            continue;
+        match gone {
+            Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
+            _ => Ok(()),
         }
-        let r = relay(&line, dir, opts, |b| mask_message(engine, dir.sender(), b));
-        for f in &r.findings {
-            sink.finding(f);
-        }
-        if let Some(w) = &r.warning {
-            warn(w);
-        }
-        if let Some(b) = &r.reply {
-            // The sender may be gone too; its own direction notices.
-            let _ = back.send(b);
-        }
-        if let Some(b) = &r.forward {
-            if let Err(e) = to.send(b) {
-                gone = Some(e);
-            }
-        }
-    }
-    match gone {
-        Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
-        _ => Ok(()),
     }
 }
 
@@ -365,32 +374,26 @@ pub fn serve(
         let (engine, sink) = (engine.clone(), sink.clone());
         let (server, client) = (server.clone(), client.clone());
         std::thread::spawn(move || {
-            let r = pump(
-                &engine,
-                Direction::ToServer,
-                io::stdin().lock(),
-                &server,
-                &client,
+            let p = Proxy {
+                engine: &engine,
                 opts,
-                &*sink,
-                &warn,
-            );
+                sink: &*sink,
+                warn: &warn,
+            };
+            let r = p.pump(Direction::ToServer, io::stdin().lock(), &server, &client);
             if let Err(e) = r {
                 warn(&format!("writing to the mcp server: {e}"));
             }
             server.close();
         });
     }
-    let r = pump(
-        &engine,
-        Direction::ToClient,
-        from_server,
-        &client,
-        &server,
+    let p = Proxy {
+        engine: &engine,
         opts,
-        &*sink,
-        &warn,
-    );
+        sink: &*sink,
+        warn: &warn,
+    };
+    let r = p.pump(Direction::ToClient, from_server, &client, &server);
     let status = child.wait();
     super::stream::set_child(0);
     r?;
@@ -575,17 +578,14 @@ mod tests {
         );
         let (to, back) = (Buf::default(), Buf::default());
         let (tp, bp) = (Peer::new(to.clone()), Peer::new(back.clone()));
-        pump(
-            &e,
-            Direction::ToClient,
-            input.as_bytes(),
-            &tp,
-            &bp,
-            opts(),
-            &NoSink,
-            &|_| {},
-        )
-        .unwrap();
+        let p = Proxy {
+            engine: &e,
+            opts: opts(),
+            sink: &NoSink,
+            warn: &|_| {},
+        };
+        p.pump(Direction::ToClient, input.as_bytes(), &tp, &bp)
+            .unwrap();
         let out = String::from_utf8(to.0.lock().unwrap().clone()).unwrap();
         let want = input.replace(KEY, "[REDACTED:aws.access-key-id]");
         assert_eq!(out, want);

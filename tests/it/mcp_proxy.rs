@@ -162,9 +162,10 @@ struct Raw {
 }
 
 impl Raw {
-    fn start(server: &[&str], env: &[(&str, &str)]) -> Raw {
+    fn start(flags: &[&str], server: &[&str], env: &[(&str, &str)]) -> Raw {
         let mut child = Command::new(bin())
             .arg("mcp-proxy")
+            .args(flags)
             .arg("--")
             .args(server)
             .envs(env.iter().copied())
@@ -221,7 +222,10 @@ fn a_line_that_is_not_json_is_forwarded_masked_and_the_session_goes_on() {
     let (id, secret) = fake_aws(1403);
     let noise = format!("debug: aws_secret_access_key={secret}");
     let server = fixture("server.py");
+    let sb = Sandbox::new();
+    let audit = sb.path("audit.jsonl").display().to_string();
     let mut p = Raw::start(
+        &["--audit-log", &audit],
         &["python3", &server],
         &[
             ("LH_TEST_KEY_ID", &id),
@@ -242,6 +246,28 @@ fn a_line_that_is_not_json_is_forwarded_masked_and_the_session_goes_on() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("not JSON"), "{stderr}");
     assert!(!stderr.contains(&secret[..12]), "{stderr}");
+    // The audit log names the masked secret, redacted.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert_eq!(lines[0]["event"], "mcp-mask");
+    assert_eq!(lines[0]["rule"], "aws.secret-access-key");
+    assert!(!log.contains(&secret[..12]), "{log}");
+}
+
+#[test]
+fn a_command_without_dashes_gets_a_hint() {
+    let r = Sandbox::new().run(&["mcp-proxy", "python3", "server.py"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("leakhound mcp-proxy [OPTIONS] -- python3 server.py"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -250,6 +276,7 @@ fn the_servers_exit_code_passes_through() {
     let (id, secret) = fake_aws(1404);
     let server = fixture("server.py");
     let mut p = Raw::start(
+        &[],
         &["python3", &server],
         &[
             ("LH_TEST_KEY_ID", &id),
@@ -267,6 +294,7 @@ fn the_servers_exit_code_passes_through() {
     );
     // A server killed by a signal: 128 + its number, as a shell reports it.
     let p = Raw::start(
+        &[],
         &[
             "python3",
             "-c",
