@@ -15,7 +15,7 @@
 use super::{mask_json, mask_text, Masked, Sink};
 use crate::decode::json::{self, Step};
 use crate::engine::Engine;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -285,7 +285,13 @@ pub struct Proxy<'a> {
     pub sink: &'a dyn Sink,
     /// Warnings for stderr; they never hold message content.
     pub warn: &'a dyn Fn(&str),
+    /// The longest message held and scanned ([`MAX_MESSAGE`]); a longer one is withheld.
+    pub max_message: usize,
 }
+
+/// The longest message the proxy holds: well above a large resource blob, well below what
+/// masking a copy of it (a few times its size) would exhaust.
+pub const MAX_MESSAGE: usize = 256 << 20;
 
 impl Proxy<'_> {
     /// Relay every line from `input` (`dir`'s sender) to `to`, answering on `back`, until end
@@ -302,7 +308,11 @@ impl Proxy<'_> {
         let mut gone: Option<io::Error> = None;
         loop {
             line.clear();
-            match input.read_until(b'\n', &mut line) {
+            let read = input
+                .by_ref()
+                .take(self.max_message as u64 + 1)
+                .read_until(b'\n', &mut line);
+            match read {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -312,6 +322,18 @@ impl Proxy<'_> {
                     (self.warn)(&format!("reading from the {}: {e}", dir.sender()));
                     break;
                 }
+            }
+            if line.len() > self.max_message && line.last() != Some(&b'\n') {
+                // Too long to hold: withheld whole, whatever the options (it can be neither
+                // scanned nor forwarded without holding it).
+                let rest = input.skip_until(b'\n').unwrap_or(0);
+                (self.warn)(&format!(
+                    "a message from the {} is longer than {} bytes ({} or more); withheld",
+                    dir.sender(),
+                    self.max_message,
+                    line.len() + rest
+                ));
+                continue;
             }
             if gone.is_some() {
                 continue;
@@ -379,6 +401,7 @@ pub fn serve(
                 opts,
                 sink: &*sink,
                 warn: &warn,
+                max_message: MAX_MESSAGE,
             };
             let r = p.pump(Direction::ToServer, io::stdin().lock(), &server, &client);
             if let Err(e) = r {
@@ -392,6 +415,7 @@ pub fn serve(
         opts,
         sink: &*sink,
         warn: &warn,
+        max_message: MAX_MESSAGE,
     };
     let r = p.pump(Direction::ToClient, from_server, &client, &server);
     let status = child.wait();
@@ -583,6 +607,7 @@ mod tests {
             opts: opts(),
             sink: &NoSink,
             warn: &|_| {},
+            max_message: MAX_MESSAGE,
         };
         p.pump(Direction::ToClient, input.as_bytes(), &tp, &bp)
             .unwrap();
@@ -590,5 +615,36 @@ mod tests {
         let want = input.replace(KEY, "[REDACTED:aws.access-key-id]");
         assert_eq!(out, want);
         assert!(back.0.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_message_too_long_to_hold_is_withheld_and_the_next_goes_through() {
+        let e = engine();
+        let long = format!("{{\"id\":1,\"result\":\"{}{KEY}\"}}\n", "x".repeat(100));
+        let input = format!("{long}{{\"id\":2,\"result\":{{}}}}\n");
+        let to = Buf::default();
+        let warned = Mutex::new(Vec::new());
+        let warn = |w: &str| warned.lock().unwrap().push(w.to_string());
+        let p = Proxy {
+            engine: &e,
+            opts: Options {
+                fail_open: true,
+                ..opts()
+            },
+            sink: &NoSink,
+            warn: &warn,
+            max_message: 64,
+        };
+        p.pump(
+            Direction::ToClient,
+            input.as_bytes(),
+            &Peer::new(to.clone()),
+            &Peer::new(Buf::default()),
+        )
+        .unwrap();
+        let out = String::from_utf8(to.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(out, "{\"id\":2,\"result\":{}}\n");
+        let w = warned.lock().unwrap();
+        assert!(w.len() == 1 && w[0].contains("withheld"), "{w:?}");
     }
 }
