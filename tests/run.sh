@@ -8,7 +8,8 @@
 # Installs (as root, or through sudo when it is there): from Debian, git, docker-registry,
 # skopeo, htpasswd (apache2-utils), python3 and pip; from PyPI, the pinned versions below.
 # The pins are what the tests were written against: moto's error bodies and werkzeug's
-# server shape what the validation tests see.
+# server shape what the validation tests see; the MCP SDK's client and server are what the
+# mcp-proxy tests run a session between.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -23,6 +24,8 @@ TYPESCRIPT=5.9.3
 ANTHROPIC_SDK=1.15.0
 MCP_SDK=1.32.2
 ZOD=4.6.7
+# The MCP proxy tests run a real session with the official MCP Python SDK.
+MCP=2.3.0
 
 install_only=false
 cargo_args=()
@@ -75,9 +78,9 @@ import flask, flask_cors  # moto's [server] extra
 sys.exit(any(version(p) != v for p, v in (a.split("==") for a in sys.argv[1:])))
 EOF
 }
-pins=("moto==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT")
+pins=("moto==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT" "mcp==$MCP")
 have_versions "${pins[@]}" \
-  || pip_install "moto[server]==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT"
+  || pip_install "moto[server]==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT" "mcp==$MCP"
 # pyenv finds new console scripts (pre-commit) only after a rehash.
 command -v pre-commit >/dev/null || { command -v pyenv >/dev/null && pyenv rehash; } || true
 command -v pre-commit >/dev/null || {

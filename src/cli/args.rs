@@ -53,6 +53,9 @@ pub enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         cmd: Vec<String>,
     },
+    /// Run a stdio MCP server behind a proxy that masks every secret in what it sends the
+    /// client (tool results, resources, prompts, notifications); exit with its status.
+    McpProxy(McpArgs),
     /// Write a copy of a Jupyter notebook with every secret masked.
     RedactNotebook {
         input: PathBuf,
@@ -331,6 +334,31 @@ impl From<AgentArg> for crate::hook::Agent {
             AgentArg::Cursor => Agent::Cursor,
         }
     }
+}
+
+#[derive(Args)]
+pub struct McpArgs {
+    /// Mask client requests too (tool-call arguments), not only what the server sends.
+    #[arg(long)]
+    pub mask_requests: bool,
+    /// Forward a message that could not be scanned as it came (with a warning) instead of
+    /// answering it with an error or withholding it.
+    #[arg(long)]
+    pub fail_open: bool,
+    /// Write each masked secret (JSON Lines, redacted) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Append each masked secret (JSON Lines, redacted, with the time) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+    /// Print a one-line notice per masked secret on stderr.
+    #[arg(long)]
+    pub notify: bool,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+    /// The MCP server's command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
 }
 
 #[derive(Subcommand)]

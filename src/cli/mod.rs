@@ -4,6 +4,7 @@
 
 mod args;
 mod hook;
+mod mcp;
 mod scan;
 mod setup;
 mod stream;
@@ -47,6 +48,7 @@ pub fn main() -> i32 {
         Command::InstallHook { repo, force } => scan::install_hook(repo.as_deref(), force),
         Command::Filter(f) => stream::filter(&f, None),
         Command::Run { filter: f, cmd } => stream::filter(&f, Some(&cmd)),
+        Command::McpProxy(a) => mcp::proxy(a),
         Command::RedactNotebook {
             input,
             output,
@@ -104,8 +106,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// For `leakhound run CMD ARGS` (no `--`), which clap rejects as an unexpected argument:
-/// a hint naming the fix, with the user's own command.
+/// For `leakhound run CMD ARGS` or `leakhound mcp-proxy CMD ARGS` (no `--`), which clap
+/// rejects as an unexpected argument: a hint naming the fix, with the user's own command.
 fn run_without_dashes(e: &clap::Error) -> Option<String> {
     use clap::error::ErrorKind;
     if !matches!(
@@ -115,7 +117,8 @@ fn run_without_dashes(e: &clap::Error) -> Option<String> {
         return None;
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let at = args.iter().position(|a| a == "run")?;
+    let at = args.iter().position(|a| a == "run" || a == "mcp-proxy")?;
+    let sub = args[at].clone();
     if args.iter().any(|a| a == "--") {
         return None;
     }
@@ -130,6 +133,6 @@ fn run_without_dashes(e: &clap::Error) -> Option<String> {
         .unwrap_or_default();
     let shown = if cmd.is_empty() { "CMD ARGS..." } else { &cmd };
     Some(format!(
-        "hint: put `--` before the command to run: leakhound run [OPTIONS] -- {shown}"
+        "hint: put `--` before the command to run: leakhound {sub} [OPTIONS] -- {shown}"
     ))
 }

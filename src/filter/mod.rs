@@ -20,6 +20,7 @@
 //! not hide it, neither from the scan nor from the partial-match check. A carriage return is
 //! a line boundary, as the rules treat it.
 
+pub mod mcp;
 mod stream;
 mod structured;
 

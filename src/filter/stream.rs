@@ -116,7 +116,8 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     }
 }
 
-fn install_forwarding() {
+/// Forward SIGINT, SIGTERM and SIGHUP sent to us alone to the child [`set_child`] names.
+pub(super) fn install_forwarding() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: a zeroed sigaction with a valid handler and SA_SIGINFO is well-formed; the
         // handler only reads an atomic and calls kill.
@@ -128,6 +129,11 @@ fn install_forwarding() {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
+}
+
+/// The child signals are forwarded to (0: none).
+pub(super) fn set_child(pid: u32) {
+    CHILD.store(i32::try_from(pid).unwrap_or(0), Ordering::SeqCst);
 }
 
 /// Run `cmd` with its stdout and stderr masked into ours; returns the child's exit status.

@@ -25,6 +25,7 @@ mod golden;
 mod hooks;
 mod image;
 mod loss;
+mod mcp_proxy;
 mod merge;
 mod notebook;
 mod precommit;

@@ -1,0 +1,89 @@
+//! `mcp-proxy`: the flags turned into a [`crate::filter::mcp::serve`] call.
+
+use super::args::McpArgs;
+use super::setup::{masking_engine, open_output, Output};
+use crate::filter::mcp::{self, Options};
+use crate::model::Finding;
+use anyhow::{Context as _, Result};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Where masked secrets are recorded: a report (replaced), an audit log (appended), notices
+/// on stderr. Never the secret: every line is the redacted finding.
+struct McpSink {
+    report: Option<Mutex<Output>>,
+    audit: Option<Mutex<std::fs::File>>,
+    notify: bool,
+}
+
+impl crate::filter::Sink for McpSink {
+    fn finding(&self, f: &Finding) {
+        if self.notify {
+            eprintln!("leakhound: masked {} from the {}", f.rule_id, f.path());
+        }
+        let line = f.to_json(false);
+        if let Some(r) = &self.report {
+            let mut out = r.lock().unwrap_or_else(|e| e.into_inner());
+            let w = out.writer();
+            let _ = writeln!(w, "{line}").and_then(|_| w.flush());
+        }
+        if let Some(a) = &self.audit {
+            let mut v = line;
+            v["time"] = crate::model::now_rfc3339().into();
+            v["event"] = "mcp-mask".into();
+            let mut f = a.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(f, "{v}");
+        }
+    }
+}
+
+/// Open the audit log for appending: created 0600, never through a symlink.
+fn open_audit(path: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("--audit-log {}", path.display()))?;
+    if !f.metadata()?.is_file() {
+        anyhow::bail!("--audit-log {}: not a regular file", path.display());
+    }
+    Ok(f)
+}
+
+fn warn(msg: &str) {
+    eprintln!(
+        "leakhound: warning: mcp-proxy: {}",
+        crate::report::printable(msg)
+    );
+}
+
+pub fn proxy(a: McpArgs) -> Result<i32> {
+    let engine = Arc::new(masking_engine(&a.rules)?);
+    let sink = McpSink {
+        report: match &a.report {
+            Some(p) => Some(Mutex::new(open_output(Some(p), false)?)),
+            None => None,
+        },
+        audit: a
+            .audit_log
+            .as_deref()
+            .map(open_audit)
+            .transpose()?
+            .map(Mutex::new),
+        notify: a.notify,
+    };
+    let opts = Options {
+        mask_requests: a.mask_requests,
+        fail_open: a.fail_open,
+    };
+    let status = mcp::serve(engine, &a.cmd, opts, Arc::new(sink), warn)
+        .with_context(|| format!("running the MCP server {:?}", a.cmd[0]))?;
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}

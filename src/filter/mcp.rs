@@ -1,0 +1,650 @@
+//! A stdio MCP proxy: JSON-RPC messages, one per line, forwarded between a client and the
+//! server it talks to, with every secret in a string masked on the way to the client (and,
+//! if asked, on the way to the server).
+//!
+//! A message is masked whole with [`mask_json`]: only string bodies holding a secret change,
+//! so keys, numbers, framing and every other byte stay as they were. The identifiers the
+//! protocol matches on (`id`, `method`, a cancelled `requestId`, a `progressToken`) are
+//! restored if a rule took one for a secret: the peer chose them, and a changed one would
+//! leave a request unanswered. A masked message must differ from the original only inside
+//! string bodies; anything else is a failure to scan, and fails closed (see [`relay`]).
+//!
+//! Nothing is held beyond the message being read: a line goes out as soon as it is masked,
+//! in the order it came.
+
+use super::{mask_json, mask_text, Masked, Sink};
+use crate::decode::json::{self, Step};
+use crate::engine::Engine;
+use std::io::{self, BufRead, Read, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+/// What a failed scan does and whether client requests are masked too.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Mask client -> server messages too (tool-call arguments).
+    pub mask_requests: bool,
+    /// Forward a message that could not be scanned as it came, with a warning, instead of
+    /// withholding it.
+    pub fail_open: bool,
+}
+
+/// Which way a message travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    ToClient,
+    ToServer,
+}
+
+impl Direction {
+    /// The findings' provenance name: who sent the message.
+    pub fn sender(self) -> &'static str {
+        match self {
+            Direction::ToClient => "mcp server",
+            Direction::ToServer => "mcp client",
+        }
+    }
+}
+
+/// One message masked: the bytes to forward (without the line end) and what was masked.
+#[derive(Debug)]
+pub struct Message {
+    pub masked: Masked,
+    /// The line was not JSON and was masked as text.
+    pub as_text: bool,
+}
+
+/// What to do with one line.
+#[derive(Debug, Default)]
+pub struct Relayed {
+    /// Bytes to write on to the receiver (line end included), if any.
+    pub forward: Option<Vec<u8>>,
+    /// Bytes to write back to the sender (line end included): an error answering its
+    /// request when the request itself could not be scanned.
+    pub reply: Option<Vec<u8>>,
+    pub findings: Vec<crate::model::Finding>,
+    /// A warning for stderr (never holds message content).
+    pub warning: Option<String>,
+}
+
+/// The message an error response carries when a message could not be scanned.
+pub const UNSCANNABLE: &str = "leakhound could not scan this result";
+
+/// JSON-RPC "internal error".
+const INTERNAL_ERROR: i64 = -32603;
+
+/// `line` (one message without its line end) masked, or `None` when it could not be scanned:
+/// the engine panicked, or the masked copy changed more than string bodies.
+pub fn mask_message(engine: &Engine, name: &str, line: &[u8]) -> Option<Message> {
+    let json = catch_unwind(AssertUnwindSafe(|| mask_json(engine, name, line))).ok()?;
+    let Some(masked) = json else {
+        let masked = catch_unwind(AssertUnwindSafe(|| mask_text(engine, name, line))).ok()?;
+        return Some(Message {
+            masked,
+            as_text: true,
+        });
+    };
+    if masked.bytes == line {
+        return Some(Message {
+            masked,
+            as_text: false,
+        });
+    }
+    let bytes = keep_identifiers(line, &masked.bytes)?;
+    Some(Message {
+        masked: Masked {
+            bytes,
+            findings: masked.findings,
+        },
+        as_text: false,
+    })
+}
+
+/// `masked` with the protocol's identifiers put back as they were in `original`, or `None`
+/// if `masked` is not `original` with only string bodies changed.
+fn keep_identifiers(original: &[u8], masked: &[u8]) -> Option<Vec<u8>> {
+    let before = json::strings(original)?;
+    let after = json::strings(masked)?;
+    if before.len() != after.len() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(masked.len());
+    let (mut at_o, mut at_m) = (0, 0);
+    for (o, m) in before.iter().zip(&after) {
+        // Everything between strings must be byte-for-byte the same.
+        if original[at_o..o.start] != masked[at_m..m.start] || o.path != m.path {
+            return None;
+        }
+        out.extend_from_slice(&masked[at_m..m.start]);
+        let body = if is_identifier(&o.path) {
+            &original[o.start..o.end]
+        } else {
+            &masked[m.start..m.end]
+        };
+        out.extend_from_slice(body);
+        (at_o, at_m) = (o.end, m.end);
+    }
+    if original[at_o..] != masked[at_m..] {
+        return None;
+    }
+    out.extend_from_slice(&masked[at_m..]);
+    Some(out)
+}
+
+/// Whether a string at `path` is one the peers match messages by: a message's `id`, `method`
+/// and `jsonrpc`, a cancelled request's `requestId`, a progress token. A batch (an array of
+/// messages, MCP 2025-03-26) has the same paths under an index.
+fn is_identifier(path: &[Step]) -> bool {
+    let path = match path.first() {
+        Some(Step::Index(_)) => &path[1..],
+        _ => path,
+    };
+    let key = |s: &Step, k: &str| matches!(s, Step::Key(x) if x == k);
+    match path {
+        [k] => key(k, "id") || key(k, "method") || key(k, "jsonrpc"),
+        [p, k] => key(p, "params") && (key(k, "requestId") || key(k, "progressToken")),
+        [p, m, k] => key(p, "params") && key(m, "_meta") && key(k, "progressToken"),
+        _ => false,
+    }
+}
+
+/// Decide what happens to one line read from `dir`'s sender, `mask` being the masker (a
+/// parameter so a failure can be tested). A line that is not masked travels unchanged.
+///
+/// A line that could not be scanned fails closed unless `fail_open`: a response goes on as
+/// a JSON-RPC error for its id ([`UNSCANNABLE`]), a request is answered to its sender with
+/// that error, anything else (a notification, a line that is not JSON) is withheld.
+pub fn relay(
+    line: &[u8],
+    dir: Direction,
+    opts: Options,
+    mask: impl FnOnce(&[u8]) -> Option<Message>,
+) -> Relayed {
+    let (body, end) = split_line_end(line);
+    let masking = dir == Direction::ToClient || opts.mask_requests;
+    if !masking || body.iter().all(u8::is_ascii_whitespace) {
+        return Relayed {
+            forward: Some(line.to_vec()),
+            ..Relayed::default()
+        };
+    }
+    let with_end = |b: &[u8]| [b, end].concat();
+    match mask(body) {
+        Some(m) => Relayed {
+            forward: Some(with_end(&m.masked.bytes)),
+            warning: m.as_text.then(|| {
+                format!(
+                    "the {} sent a line that is not JSON ({} bytes); forwarded as masked text",
+                    dir.sender(),
+                    body.len()
+                )
+            }),
+            findings: m.masked.findings,
+            reply: None,
+        },
+        None if opts.fail_open => Relayed {
+            forward: Some(line.to_vec()),
+            warning: Some(format!(
+                "could not scan a message from the {}; forwarded unmasked (--fail-open)",
+                dir.sender()
+            )),
+            ..Relayed::default()
+        },
+        None => fail_closed(body, end, dir),
+    }
+}
+
+fn fail_closed(body: &[u8], end: &[u8], dir: Direction) -> Relayed {
+    let msg = serde_json::from_slice::<serde_json::Value>(body).ok();
+    let msg = msg.as_ref().and_then(|v| v.as_object());
+    let id = msg.and_then(|m| m.get("id")).filter(|id| !id.is_null());
+    let error = |id: &serde_json::Value| {
+        let e = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": INTERNAL_ERROR, "message": UNSCANNABLE},
+        });
+        let mut b = serde_json::to_vec(&e).unwrap_or_default();
+        b.extend_from_slice(if end.is_empty() { b"\n" } else { end });
+        b
+    };
+    let what = match (msg, id) {
+        (Some(m), Some(id)) if m.contains_key("method") => {
+            return Relayed {
+                reply: Some(error(id)),
+                warning: Some(format!(
+                    "could not scan a request from the {}; answered it with an error",
+                    dir.sender()
+                )),
+                ..Relayed::default()
+            }
+        }
+        (Some(_), Some(id)) => {
+            return Relayed {
+                forward: Some(error(id)),
+                warning: Some(format!(
+                    "could not scan a response from the {}; forwarded an error in its place",
+                    dir.sender()
+                )),
+                ..Relayed::default()
+            }
+        }
+        (Some(_), None) => "a notification",
+        (None, _) => "a line",
+    };
+    Relayed {
+        warning: Some(format!(
+            "could not scan {what} from the {}; withheld",
+            dir.sender()
+        )),
+        ..Relayed::default()
+    }
+}
+
+/// A line and its end (`\n`, `\r\n`, or nothing at the end of the stream).
+fn split_line_end(line: &[u8]) -> (&[u8], &[u8]) {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let body = body.strip_suffix(b"\r").unwrap_or(body);
+    (body, &line[body.len()..])
+}
+
+/// One end of the proxy that both directions may write to: a direction forwards to it, the
+/// other answers on it a request that could not be scanned. Closing it (the client hung up)
+/// closes the pipe.
+pub struct Peer {
+    out: Mutex<Option<Box<dyn Write + Send>>>,
+}
+
+impl Peer {
+    pub fn new(w: impl Write + Send + 'static) -> Peer {
+        Peer {
+            out: Mutex::new(Some(Box::new(w))),
+        }
+    }
+
+    /// Write one whole message and flush it. A closed peer is a broken pipe.
+    pub fn send(&self, bytes: &[u8]) -> io::Result<()> {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let w = out
+            .as_mut()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        w.write_all(bytes)?;
+        w.flush()
+    }
+
+    /// Close the pipe (the peer reads end of input).
+    pub fn close(&self) {
+        self.out.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// What both directions share: the engine, the options, where findings and warnings go.
+pub struct Proxy<'a> {
+    pub engine: &'a Engine,
+    pub opts: Options,
+    pub sink: &'a dyn Sink,
+    /// Warnings for stderr; they never hold message content.
+    pub warn: &'a dyn Fn(&str),
+    /// The longest message held and scanned ([`MAX_MESSAGE`]); a longer one is withheld.
+    pub max_message: usize,
+}
+
+/// The longest message the proxy holds: well above a large resource blob, well below what
+/// masking a copy of it (a few times its size) would exhaust.
+pub const MAX_MESSAGE: usize = 256 << 20;
+
+impl Proxy<'_> {
+    /// Relay every line from `input` (`dir`'s sender) to `to`, answering on `back`, until end
+    /// of input. When `to` is gone the rest is read and dropped, so the sender never blocks
+    /// on a full pipe. Returns the first error writing to `to`, after the input ended.
+    pub fn pump(
+        &self,
+        dir: Direction,
+        mut input: impl BufRead,
+        to: &Peer,
+        back: &Peer,
+    ) -> io::Result<()> {
+        let mut line = Vec::new();
+        let mut gone: Option<io::Error> = None;
+        loop {
+            line.clear();
+            let read = input
+                .by_ref()
+                .take(self.max_message as u64 + 1)
+                .read_until(b'\n', &mut line);
+            match read {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // A read error ends this direction like end of input; what was read of a
+                    // partial line is dropped, never forwarded unscanned.
+                    (self.warn)(&format!("reading from the {}: {e}", dir.sender()));
+                    break;
+                }
+            }
+            if line.len() > self.max_message && line.last() != Some(&b'\n') {
+                // Too long to hold: withheld whole, whatever the options (it can be neither
+                // scanned nor forwarded without holding it).
+                let rest = input.skip_until(b'\n').unwrap_or(0);
+                (self.warn)(&format!(
+                    "a message from the {} is longer than {} bytes ({} or more); withheld",
+                    dir.sender(),
+                    self.max_message,
+                    line.len() + rest
+                ));
+                continue;
+            }
+            if gone.is_some() {
+                continue;
+            }
+            let r = relay(&line, dir, self.opts, |b| {
+                mask_message(self.engine, dir.sender(), b)
+            });
+            for f in &r.findings {
+                self.sink.finding(f);
+            }
+            if let Some(w) = &r.warning {
+                (self.warn)(w);
+            }
+            if let Some(b) = &r.reply {
+                // The sender may be gone too; its own direction notices.
+                let _ = back.send(b);
+            }
+            if let Some(b) = &r.forward {
+                if let Err(e) = to.send(b) {
+                    gone = Some(e);
+                }
+            }
+        }
+        match gone {
+            Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Run `cmd` as an MCP server behind the proxy: our stdin to its stdin, its stdout masked to
+/// ours, its stderr passed through. Returns its exit status once it has exited and all its
+/// output was forwarded. The client closing our stdin closes the server's.
+pub fn serve(
+    engine: std::sync::Arc<Engine>,
+    cmd: &[String],
+    opts: Options,
+    sink: std::sync::Arc<dyn Sink + Send>,
+    warn: fn(&str),
+) -> io::Result<std::process::ExitStatus> {
+    use std::process::{Command, Stdio};
+    use std::sync::Arc;
+    let (prog, args) = cmd
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
+    super::stream::install_forwarding();
+    let mut child = Command::new(prog)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()?;
+    super::stream::set_child(child.id());
+    let server = Arc::new(Peer::new(child.stdin.take().expect("piped")));
+    let client = Arc::new(Peer::new(io::stdout()));
+    let from_server = io::BufReader::new(child.stdout.take().expect("piped"));
+    // Not joined: the client may keep its end open after the server exited, and the proxy
+    // must still exit then.
+    {
+        let (engine, sink) = (engine.clone(), sink.clone());
+        let (server, client) = (server.clone(), client.clone());
+        std::thread::spawn(move || {
+            let p = Proxy {
+                engine: &engine,
+                opts,
+                sink: &*sink,
+                warn: &warn,
+                max_message: MAX_MESSAGE,
+            };
+            let r = p.pump(Direction::ToServer, io::stdin().lock(), &server, &client);
+            if let Err(e) = r {
+                warn(&format!("writing to the mcp server: {e}"));
+            }
+            server.close();
+        });
+    }
+    let p = Proxy {
+        engine: &engine,
+        opts,
+        sink: &*sink,
+        warn: &warn,
+        max_message: MAX_MESSAGE,
+    };
+    let r = p.pump(Direction::ToClient, from_server, &client, &server);
+    let status = child.wait();
+    super::stream::set_child(0);
+    r?;
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> Engine {
+        Engine::new(crate::rules::builtin()).unwrap()
+    }
+
+    // Fake, generated for this test (the shape of the documented example pair).
+    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
+    const SECRET: &str = "1tUm636uS1yOEcfP5pvfqJ/ml36mF7AkyHsEU0IU";
+
+    fn opts() -> Options {
+        Options::default()
+    }
+
+    fn fwd(r: &Relayed) -> String {
+        String::from_utf8(r.forward.clone().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_tool_result_is_masked_and_keeps_every_other_byte() {
+        let e = engine();
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"content\":[{{\"type\":\"text\",\
+             \"text\":\"aws_access_key_id={KEY}\\naws_secret_access_key={SECRET}\"}}],\
+             \"isError\":false}}}}\r\n"
+        );
+        let r = relay(line.as_bytes(), Direction::ToClient, opts(), |b| {
+            mask_message(&e, "t", b)
+        });
+        let out = fwd(&r);
+        assert!(!out.contains(KEY) && !out.contains(SECRET), "{out}");
+        assert!(out.starts_with("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{"));
+        assert!(out.ends_with("\"}],\"isError\":false}}\r\n"), "{out}");
+        assert!(r.findings.len() >= 2 && r.warning.is_none());
+    }
+
+    #[test]
+    fn requests_pass_unchanged_unless_asked() {
+        let e = engine();
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":\
+             {{\"name\":\"echo\",\"arguments\":{{\"text\":\"key {KEY}\"}}}}}}\n"
+        );
+        let r = relay(line.as_bytes(), Direction::ToServer, opts(), |b| {
+            mask_message(&e, "t", b)
+        });
+        assert_eq!(fwd(&r), line);
+        let asked = Options {
+            mask_requests: true,
+            ..opts()
+        };
+        let r = relay(line.as_bytes(), Direction::ToServer, asked, |b| {
+            mask_message(&e, "t", b)
+        });
+        assert_eq!(fwd(&r), line.replace(KEY, "[REDACTED:aws.access-key-id]"));
+    }
+
+    #[test]
+    fn identifiers_are_never_masked() {
+        let e = engine();
+        // An id and a progress token a rule takes for a key id: the peer chose them.
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"{KEY}\",\"method\":\"notifications/progress\",\
+             \"params\":{{\"progressToken\":\"{KEY}\",\"message\":\"{KEY}\"}}}}"
+        );
+        let m = mask_message(&e, "t", line.as_bytes()).unwrap();
+        let out = String::from_utf8(m.masked.bytes).unwrap();
+        assert_eq!(out.matches(KEY).count(), 2, "{out}");
+        assert!(out.ends_with("\"message\":\"[REDACTED:aws.access-key-id]\"}}"));
+    }
+
+    #[test]
+    fn a_resource_blob_is_scanned_decoded() {
+        use base64::Engine as _;
+        let e = engine();
+        let blob = base64::engine::general_purpose::STANDARD
+            .encode(format!("[default]\naws_secret_access_key = {SECRET}\n"));
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"contents\":[{{\"uri\":\"file:///c\",\
+             \"blob\":\"{blob}\"}}]}}}}"
+        );
+        let m = mask_message(&e, "t", line.as_bytes()).unwrap();
+        let out = String::from_utf8(m.masked.bytes).unwrap();
+        assert!(out.contains("[REDACTED:aws.secret-access-key]"), "{out}");
+        // The secret's encoded span (bytes 34..74 of the text, 45..99 of the base64) is gone.
+        assert!(!out.contains(&blob[48..96]), "{out}");
+    }
+
+    #[test]
+    fn a_line_that_is_not_json_is_masked_as_text_with_a_warning() {
+        let e = engine();
+        let line = format!("debug: key={KEY}\n");
+        let r = relay(line.as_bytes(), Direction::ToClient, opts(), |b| {
+            mask_message(&e, "t", b)
+        });
+        assert_eq!(fwd(&r), "debug: key=[REDACTED:aws.access-key-id]\n");
+        let w = r.warning.unwrap();
+        assert!(w.contains("not JSON") && !w.contains(KEY), "{w}");
+    }
+
+    #[test]
+    fn a_message_that_cannot_be_scanned_fails_closed() {
+        let failed = |_: &[u8]| None;
+        // A response: an error for its id goes on instead.
+        let r = relay(
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"a-1\",\"result\":{\"x\":\"y\"}}\n",
+            Direction::ToClient,
+            opts(),
+            failed,
+        );
+        let v: serde_json::Value = serde_json::from_slice(&r.forward.unwrap()).unwrap();
+        assert_eq!(v["id"], "a-1");
+        assert_eq!(v["error"]["message"], UNSCANNABLE);
+        assert!(r.reply.is_none());
+        // A request from the server (sampling): answered to the server, nothing to the client.
+        let r = relay(
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\"}\n",
+            Direction::ToClient,
+            opts(),
+            failed,
+        );
+        assert!(r.forward.is_none());
+        let v: serde_json::Value = serde_json::from_slice(&r.reply.unwrap()).unwrap();
+        assert_eq!(
+            (v["id"].as_i64(), v["error"]["code"].as_i64()),
+            (Some(3), Some(-32603))
+        );
+        // A notification is withheld; with --fail-open it goes as it came.
+        let note = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n";
+        let r = relay(note, Direction::ToClient, opts(), failed);
+        assert!(r.forward.is_none() && r.reply.is_none() && r.warning.is_some());
+        let open = Options {
+            fail_open: true,
+            ..opts()
+        };
+        let r = relay(note, Direction::ToClient, open, failed);
+        assert_eq!(r.forward.unwrap(), note);
+    }
+
+    #[test]
+    fn a_masked_copy_that_changed_more_than_strings_is_a_failure() {
+        assert!(keep_identifiers(br#"{"a":"x","b":1}"#, br#"{"a":"y","b":2}"#).is_none());
+        assert!(keep_identifiers(br#"{"a":"x"}"#, br#"{"a":"x","b":"c"}"#).is_none());
+        assert_eq!(
+            keep_identifiers(br#"{"id":"x","a":"x"}"#, br#"{"id":"y","a":"y"}"#).unwrap(),
+            br#"{"id":"x","a":"y"}"#
+        );
+    }
+
+    /// A `Write` into a shared buffer, to read what a pump wrote.
+    #[derive(Clone, Default)]
+    struct Buf(std::sync::Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    struct NoSink;
+    impl Sink for NoSink {
+        fn finding(&self, _: &crate::model::Finding) {}
+    }
+
+    #[test]
+    fn a_pump_forwards_every_line_in_order_and_the_last_without_its_end() {
+        let e = engine();
+        let input = format!(
+            "{{\"id\":1,\"result\":{{}}}}\n\n{{\"method\":\"notifications/cancelled\",\
+             \"params\":{{\"requestId\":1}}}}\nnot json {KEY}\n{{\"id\":2,\"result\":\"{KEY}\"}}"
+        );
+        let (to, back) = (Buf::default(), Buf::default());
+        let (tp, bp) = (Peer::new(to.clone()), Peer::new(back.clone()));
+        let p = Proxy {
+            engine: &e,
+            opts: opts(),
+            sink: &NoSink,
+            warn: &|_| {},
+            max_message: MAX_MESSAGE,
+        };
+        p.pump(Direction::ToClient, input.as_bytes(), &tp, &bp)
+            .unwrap();
+        let out = String::from_utf8(to.0.lock().unwrap().clone()).unwrap();
+        let want = input.replace(KEY, "[REDACTED:aws.access-key-id]");
+        assert_eq!(out, want);
+        assert!(back.0.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_message_too_long_to_hold_is_withheld_and_the_next_goes_through() {
+        let e = engine();
+        let long = format!("{{\"id\":1,\"result\":\"{}{KEY}\"}}\n", "x".repeat(100));
+        let input = format!("{long}{{\"id\":2,\"result\":{{}}}}\n");
+        let to = Buf::default();
+        let warned = Mutex::new(Vec::new());
+        let warn = |w: &str| warned.lock().unwrap().push(w.to_string());
+        let p = Proxy {
+            engine: &e,
+            opts: Options {
+                fail_open: true,
+                ..opts()
+            },
+            sink: &NoSink,
+            warn: &warn,
+            max_message: 64,
+        };
+        p.pump(
+            Direction::ToClient,
+            input.as_bytes(),
+            &Peer::new(to.clone()),
+            &Peer::new(Buf::default()),
+        )
+        .unwrap();
+        let out = String::from_utf8(to.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(out, "{\"id\":2,\"result\":{}}\n");
+        let w = warned.lock().unwrap();
+        assert!(w.len() == 1 && w[0].contains("withheld"), "{w:?}");
+    }
+}
