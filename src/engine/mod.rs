@@ -404,14 +404,8 @@ fn validate_id(r: &Rule) -> Result<(), RuleError> {
 }
 
 fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .unicode(false)
-        .utf8(false)
-        .nest_limit(64)
-        .build()
-        .parse(&r.pattern)
-        .map_err(|e| r.invalid("pattern", e.to_string()))?;
-    let window = match (hir.properties().maximum_len(), r.window) {
+    let facts = r.pattern_facts().map_err(|e| r.invalid("pattern", e))?;
+    let window = match (facts.max_len, r.window) {
         (_, Some(w)) => w,
         (Some(n), None) => n,
         (None, None) => {
@@ -427,7 +421,8 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
             format!("longest match {window} exceeds {MAX_WINDOW} bytes; set a smaller `window`"),
         ));
     }
-    let group = secret_group(&hir)
+    let group = facts
+        .group
         .ok_or_else(|| r.invalid("pattern", "no capture group named `secret`"))?;
     if let Some(e) = r.entropy {
         if !(0.0..=8.0).contains(&e) {
@@ -448,7 +443,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         group,
         window,
         requires,
-        spans_lines: newline_inside(&hir),
+        spans_lines: facts.spans_lines,
         scope: scope::compile(r)?,
     })
 }
@@ -463,59 +458,4 @@ fn build_regex(pattern: &str) -> Result<meta::Regex, String> {
         )
         .build(pattern)
         .map_err(|e| e.to_string())
-}
-
-/// Capture index of the group named `secret` (the numbering the compiled regex uses).
-fn secret_group(hir: &regex_syntax::hir::Hir) -> Option<usize> {
-    use regex_syntax::hir::HirKind;
-    match hir.kind() {
-        HirKind::Capture(c) if c.name.as_deref() == Some("secret") => Some(c.index as usize),
-        HirKind::Capture(c) => secret_group(&c.sub),
-        HirKind::Repetition(r) => secret_group(&r.sub),
-        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().find_map(secret_group),
-        _ => None,
-    }
-}
-
-/// Whether a match can hold a line feed before its last byte, i.e. run on past a line end.
-/// (A trailing boundary class such as `[^A-Za-z0-9]` may end a match with a line feed;
-/// that match still ends on its line.)
-fn newline_inside(hir: &regex_syntax::hir::Hir) -> bool {
-    use regex_syntax::hir::HirKind;
-    match hir.kind() {
-        HirKind::Literal(l) => {
-            l.0.split_last()
-                .is_some_and(|(_, init)| init.contains(&b'\n'))
-        }
-        HirKind::Class(_) | HirKind::Empty | HirKind::Look(_) => false,
-        HirKind::Capture(c) => newline_inside(&c.sub),
-        HirKind::Repetition(r) => {
-            newline_inside(&r.sub) || (r.max != Some(1) && can_match_newline(&r.sub))
-        }
-        HirKind::Alternation(hs) => hs.iter().any(newline_inside),
-        HirKind::Concat(hs) => match hs.split_last() {
-            Some((last, init)) => init.iter().any(can_match_newline) || newline_inside(last),
-            None => false,
-        },
-    }
-}
-
-/// Whether any string the pattern matches can contain a line feed.
-fn can_match_newline(hir: &regex_syntax::hir::Hir) -> bool {
-    use regex_syntax::hir::{Class, HirKind};
-    match hir.kind() {
-        HirKind::Literal(l) => l.0.contains(&b'\n'),
-        HirKind::Class(Class::Bytes(c)) => c
-            .ranges()
-            .iter()
-            .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
-        HirKind::Class(Class::Unicode(c)) => c
-            .ranges()
-            .iter()
-            .any(|r| r.start() <= '\n' && '\n' <= r.end()),
-        HirKind::Capture(c) => can_match_newline(&c.sub),
-        HirKind::Repetition(r) => can_match_newline(&r.sub),
-        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().any(can_match_newline),
-        HirKind::Empty | HirKind::Look(_) => false,
-    }
 }

@@ -292,6 +292,7 @@ pub fn convert(origin: &str, text: &str) -> Result<Converted, RuleError> {
             negatives: Vec::new(),
             generated_examples: true,
             origin: origin.to_string(),
+            facts: None,
         });
     }
     for (n, a) in cfg.allowlist.iter().chain(&cfg.allowlists).enumerate() {

@@ -5,6 +5,7 @@
 //! `secret` group, a bounded match length, keywords present); [`crate::engine::check`] runs every
 //! rule's examples and negatives through the whole engine.
 
+pub mod facts;
 pub mod gitleaks;
 
 use serde::Deserialize;
@@ -113,6 +114,10 @@ pub struct Rule {
     /// Where the rule came from (file name), for messages.
     #[serde(skip)]
     pub origin: String,
+    /// What its pattern says ([`facts`]): read by `build.rs` for the embedded set, so loading
+    /// it parses no pattern; `None` for the operator's rules, whose patterns are read at load.
+    #[serde(default, rename = "_facts")]
+    pub facts: Option<facts::Facts>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -154,67 +159,27 @@ impl Rule {
         self.confidence.unwrap_or_else(|| self.derived_confidence())
     }
 
-    /// What the rule's shape says (see the field); parses the pattern, so it runs once, at
-    /// load, not per finding.
+    /// What its pattern says: as `build.rs` read it for an embedded rule, else parsed now.
+    pub fn pattern_facts(&self) -> Result<facts::Facts, String> {
+        match self.facts {
+            Some(f) => Ok(f),
+            None => facts::of(&self.pattern),
+        }
+    }
+
+    /// What the rule's shape says (see the field); runs once, at load, not per finding.
     fn derived_confidence(&self) -> Confidence {
         if self.generic {
             Confidence::Low
         } else if self.checksum.is_some()
             || self.requires.is_some()
-            || secret_has_fixed_prefix(&self.pattern)
+            || self.pattern_facts().is_ok_and(|f| f.fixed_prefix)
         {
             Confidence::High
         } else {
             Confidence::Medium
         }
     }
-}
-
-/// Whether the `secret` group of `pattern` starts with a literal of 3 bytes or more in every
-/// alternative (`ghp_…`, `(?:AKIA|ASIA)…`): the provider's own prefix, not context.
-fn secret_has_fixed_prefix(pattern: &str) -> bool {
-    use regex_syntax::hir::{Hir, HirKind};
-    fn starts_literal(h: &Hir) -> bool {
-        match h.kind() {
-            HirKind::Literal(l) => l.0.len() >= 3,
-            HirKind::Concat(parts) => {
-                // Adjacent literals are separate nodes when a case flag splits them.
-                let mut n = 0;
-                for p in parts {
-                    match p.kind() {
-                        HirKind::Literal(l) => n += l.0.len(),
-                        _ if n > 0 => break,
-                        _ => return starts_literal(p),
-                    }
-                    if n >= 3 {
-                        return true;
-                    }
-                }
-                n >= 3
-            }
-            HirKind::Alternation(alts) => alts.iter().all(starts_literal),
-            HirKind::Capture(c) => starts_literal(&c.sub),
-            _ => false,
-        }
-    }
-    fn secret(h: &Hir) -> Option<&Hir> {
-        match h.kind() {
-            HirKind::Capture(c) if c.name.as_deref() == Some("secret") => Some(&c.sub),
-            HirKind::Capture(c) => secret(&c.sub),
-            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().find_map(secret),
-            HirKind::Repetition(r) => secret(&r.sub),
-            _ => None,
-        }
-    }
-    let Ok(hir) = regex_syntax::ParserBuilder::new()
-        .unicode(false)
-        .utf8(false)
-        .build()
-        .parse(pattern)
-    else {
-        return false;
-    };
-    secret(&hir).is_some_and(starts_literal)
 }
 
 /// One allowlist of a rule, as gitleaks has them: it allows a match when any of its criteria
@@ -338,6 +303,8 @@ pub fn parse(origin: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
     let mut rules = file.rules;
     for r in &mut rules {
         r.origin = origin.to_string();
+        // Facts are the build's to give: the operator's patterns are read as written.
+        r.facts = None;
         r.confidence = Some(r.confidence());
     }
     Ok(rules)
@@ -383,11 +350,18 @@ fn mask_quoted(message: &str) -> String {
 
 /// The embedded default rule set.
 pub fn builtin() -> Vec<Rule> {
+    // `build.rs` wrote each file as JSON with its patterns' facts: reading that is a small
+    // part of what parsing the TOML and the patterns would cost, at every start.
     EMBEDDED
         .iter()
-        .flat_map(|(name, text)| {
-            parse(&format!("{BUILTIN_ORIGIN}signatures/{name}"), text)
-                .expect("embedded rules parse (tested)")
+        .flat_map(|(name, json)| {
+            let file: RuleFile = serde_json::from_str(json).expect("embedded rules parse (tested)");
+            let origin = format!("{BUILTIN_ORIGIN}signatures/{name}");
+            file.rules.into_iter().map(move |mut r| {
+                r.origin = origin.clone();
+                r.confidence = Some(r.confidence());
+                r
+            })
         })
         .collect()
 }

@@ -1,0 +1,154 @@
+//! What the engine needs to know about a rule's pattern before running it: its longest match,
+//! the index of its `secret` group, whether a match can run past a line end, whether the
+//! secret starts with the provider's literal prefix. Reading them means parsing the pattern;
+//! for the embedded rule set `build.rs` does that once, at build time (this file is compiled
+//! into it too), so a process that starts for one agent event does not parse 900 patterns.
+//!
+//! Only `regex_syntax` here: the build script has nothing else of the crate.
+
+use regex_syntax::hir::Hir;
+
+/// The facts of one pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+pub struct Facts {
+    /// Longest match in bytes; `None` when unbounded.
+    #[serde(default)]
+    pub max_len: Option<usize>,
+    /// Capture index of the group named `secret`; `None` when there is none.
+    #[serde(default)]
+    pub group: Option<usize>,
+    /// A match can hold a line feed before its last byte.
+    pub spans_lines: bool,
+    /// The secret starts with a literal of 3 bytes or more in every alternative.
+    pub fixed_prefix: bool,
+}
+
+/// Parse `pattern` as the engine compiles it (bytes, no Unicode classes) and read its facts.
+pub fn of(pattern: &str) -> Result<Facts, String> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .nest_limit(64)
+        .build()
+        .parse(pattern)
+        .map_err(|e| e.to_string())?;
+    Ok(Facts {
+        max_len: hir.properties().maximum_len(),
+        group: secret_group(&hir),
+        spans_lines: newline_inside(&hir),
+        fixed_prefix: secret_has_fixed_prefix(&hir),
+    })
+}
+
+/// Capture index of the group named `secret` (the numbering the compiled regex uses).
+fn secret_group(hir: &Hir) -> Option<usize> {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Capture(c) if c.name.as_deref() == Some("secret") => Some(c.index as usize),
+        HirKind::Capture(c) => secret_group(&c.sub),
+        HirKind::Repetition(r) => secret_group(&r.sub),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().find_map(secret_group),
+        _ => None,
+    }
+}
+
+/// Whether a match can hold a line feed before its last byte, i.e. run on past a line end.
+/// (A trailing boundary class such as `[^A-Za-z0-9]` may end a match with a line feed;
+/// that match still ends on its line.)
+fn newline_inside(hir: &Hir) -> bool {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Literal(l) => {
+            l.0.split_last()
+                .is_some_and(|(_, init)| init.contains(&b'\n'))
+        }
+        HirKind::Class(_) | HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Capture(c) => newline_inside(&c.sub),
+        HirKind::Repetition(r) => {
+            newline_inside(&r.sub) || (r.max != Some(1) && can_match_newline(&r.sub))
+        }
+        HirKind::Alternation(hs) => hs.iter().any(newline_inside),
+        HirKind::Concat(hs) => match hs.split_last() {
+            Some((last, init)) => init.iter().any(can_match_newline) || newline_inside(last),
+            None => false,
+        },
+    }
+}
+
+/// Whether any string the pattern matches can contain a line feed.
+fn can_match_newline(hir: &Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Literal(l) => l.0.contains(&b'\n'),
+        HirKind::Class(Class::Bytes(c)) => c
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
+        HirKind::Class(Class::Unicode(c)) => c
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= '\n' && '\n' <= r.end()),
+        HirKind::Capture(c) => can_match_newline(&c.sub),
+        HirKind::Repetition(r) => can_match_newline(&r.sub),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().any(can_match_newline),
+        HirKind::Empty | HirKind::Look(_) => false,
+    }
+}
+
+/// Whether the `secret` group of `pattern` starts with a literal of 3 bytes or more in every
+/// alternative (`ghp_…`, `(?:AKIA|ASIA)…`): the provider's own prefix, not context.
+fn secret_has_fixed_prefix(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::HirKind;
+    fn starts_literal(h: &Hir) -> bool {
+        match h.kind() {
+            HirKind::Literal(l) => l.0.len() >= 3,
+            HirKind::Concat(parts) => {
+                // Adjacent literals are separate nodes when a case flag splits them.
+                let mut n = 0;
+                for p in parts {
+                    match p.kind() {
+                        HirKind::Literal(l) => n += l.0.len(),
+                        _ if n > 0 => break,
+                        _ => return starts_literal(p),
+                    }
+                    if n >= 3 {
+                        return true;
+                    }
+                }
+                n >= 3
+            }
+            HirKind::Alternation(alts) => alts.iter().all(starts_literal),
+            HirKind::Capture(c) => starts_literal(&c.sub),
+            _ => false,
+        }
+    }
+    fn secret(h: &Hir) -> Option<&Hir> {
+        match h.kind() {
+            HirKind::Capture(c) if c.name.as_deref() == Some("secret") => Some(&c.sub),
+            HirKind::Capture(c) => secret(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().find_map(secret),
+            HirKind::Repetition(r) => secret(&r.sub),
+            _ => None,
+        }
+    }
+    secret(hir).is_some_and(starts_literal)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_embedded_facts_are_what_parsing_says() {
+        let rules = crate::rules::builtin();
+        assert!(rules.len() > 800);
+        for r in &rules {
+            assert_eq!(r.facts, Some(super::of(&r.pattern).unwrap()), "{}", r.id);
+        }
+        let f = super::of(r"\b(?P<secret>ghp_[A-Za-z0-9]{36})\b").unwrap();
+        assert_eq!(
+            (f.max_len, f.group, f.fixed_prefix, f.spans_lines),
+            (Some(40), Some(1), true, false)
+        );
+        let f = super::of(r"key[\s\S]{0,9}(?P<secret>[a-z]{4})").unwrap();
+        assert!(f.spans_lines && !f.fixed_prefix);
+    }
+}
