@@ -6,6 +6,7 @@
 //! embedded default set; [`policy`] the operator's allowlists and baselines; [`scan`] wires the
 //! stages together; [`cli`] is the command line.
 
+pub mod agents;
 pub mod cli;
 pub mod decode;
 pub mod deliver;
