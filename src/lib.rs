@@ -19,7 +19,7 @@ pub mod policy;
 pub mod report;
 pub mod respond;
 pub mod rules;
-pub mod scrub;
 pub mod scan;
+pub mod scrub;
 pub mod source;
 pub mod validate;

@@ -80,7 +80,9 @@ pub enum Error {
     },
     #[error("{path}: line {line}: masking left it invalid JSON; file not changed")]
     Broken { path: String, line: usize },
-    #[error("{path}: changed while it was being masked; not changed (run again when the agent is idle)")]
+    #[error(
+        "{path}: changed while it was being masked; not changed (run again when the agent is idle)"
+    )]
     Raced { path: String },
 }
 
@@ -90,7 +92,7 @@ pub fn scrub(engine: &Engine, name: &str, kind: Kind, raw: &[u8]) -> Result<Scru
         Kind::Jsonl => scrub_lines(engine, name, raw),
         Kind::Json => Ok(match filter::mask_json(engine, name, raw) {
             Some(m) => Scrubbed {
-                changes: changes(&m.findings, None, &m.bytes != raw),
+                changes: changes(&m.findings, None, m.bytes != raw),
                 bytes: m.bytes,
                 text_lines: Vec::new(),
                 as_text: false,
@@ -170,7 +172,9 @@ fn scrub_lines(engine: &Engine, name: &str, raw: &[u8]) -> Result<Scrubbed, Erro
         }
         let masked = match filter::mask_json(engine, name, body) {
             Some(m) => {
-                if m.bytes != body && serde_json::from_slice::<serde::de::IgnoredAny>(&m.bytes).is_err() {
+                if m.bytes != body
+                    && serde_json::from_slice::<serde::de::IgnoredAny>(&m.bytes).is_err()
+                {
                     return Err(Error::Broken {
                         path: name.to_string(),
                         line: n,
@@ -347,10 +351,7 @@ pub fn files(paths: &[PathBuf], mut visit: impl FnMut(Result<PathBuf, (PathBuf, 
             match entry {
                 Ok(e) => {
                     let is_file = e.file_type().is_some_and(|t| !t.is_dir());
-                    let ours = e
-                        .file_name()
-                        .to_string_lossy()
-                        .contains(".leakhound-tmp-");
+                    let ours = e.file_name().to_string_lossy().contains(".leakhound-tmp-");
                     if is_file && !ours {
                         visit(Ok(e.into_path()));
                     }

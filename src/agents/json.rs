@@ -150,7 +150,8 @@ fn value(text: &str, at: &mut usize, depth: usize) -> Option<Node> {
             })
         }
         _ => {
-            while *at < b.len() && !matches!(b[*at], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            while *at < b.len()
+                && !matches!(b[*at], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
             {
                 *at += 1;
             }
@@ -367,7 +368,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const DOC: &str = "{\n  \"a\": 1.50,\n  \"hooks\": {\n    \"E\": [\n      {\"x\": 1}\n    ]\n  }\n}\n";
+    const DOC: &str =
+        "{\n  \"a\": 1.50,\n  \"hooks\": {\n    \"E\": [\n      {\"x\": 1}\n    ]\n  }\n}\n";
 
     #[test]
     fn spans_are_exact() {
@@ -375,7 +377,10 @@ mod tests {
         let hooks = &root.get("hooks").unwrap().value;
         assert!(DOC[hooks.start..hooks.end].starts_with('{'));
         let e = &hooks.get("E").unwrap().value;
-        assert_eq!(&DOC[e.items().unwrap()[0].start..e.items().unwrap()[0].end], "{\"x\": 1}");
+        assert_eq!(
+            &DOC[e.items().unwrap()[0].start..e.items().unwrap()[0].end],
+            "{\"x\": 1}"
+        );
         assert!(parse("{\"a\": }").is_none());
         assert!(parse("[1, 2").is_none());
     }
@@ -387,7 +392,10 @@ mod tests {
         let root = parse(DOC).unwrap();
         let e = &root.get("hooks").unwrap().value.get("E").unwrap().value;
         let added = append(DOC, e, &style, |ind| style.render(&json!({"y": [2]}), ind));
-        assert!(added.contains("{\"x\": 1},\n      {\n        \"y\": ["), "{added}");
+        assert!(
+            added.contains("{\"x\": 1},\n      {\n        \"y\": ["),
+            "{added}"
+        );
         serde_json::from_str::<serde_json::Value>(&added).unwrap();
         let root2 = parse(&added).unwrap();
         let e2 = &root2.get("hooks").unwrap().value.get("E").unwrap().value;

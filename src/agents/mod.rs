@@ -189,7 +189,10 @@ impl Agent {
         self.config_dir(scope, env).is_dir()
             || (self == Agent::Copilot
                 && scope == Scope::Project
-                && env.project.join(".github/copilot-instructions.md").is_file())
+                && env
+                    .project
+                    .join(".github/copilot-instructions.md")
+                    .is_file())
     }
 
     /// The settings file leakhound edits.
@@ -259,9 +262,8 @@ impl Env {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         };
-        let home = var("HOME").ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::NotFound, "HOME is not set")
-        })?;
+        let home = var("HOME")
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "HOME is not set"))?;
         Ok(Env {
             home,
             project: std::env::current_dir()?,

@@ -212,12 +212,7 @@ pub fn plan_install(agent: Agent, scope: Scope, env: &Env, command: &str) -> Res
 /// The plan that takes leakhound's hooks out of `agent`'s file at `scope`. `command` is what
 /// installing would write now: when the file is exactly what installing made of the backup
 /// (or of nothing), the backup comes back byte for byte (or the file goes).
-pub fn plan_uninstall(
-    agent: Agent,
-    scope: Scope,
-    env: &Env,
-    command: &str,
-) -> Result<Plan, Error> {
+pub fn plan_uninstall(agent: Agent, scope: Scope, env: &Env, command: &str) -> Result<Plan, Error> {
     let path = agent.settings_file(scope, env);
     let before = read(&path)?;
     let mut plan = Plan {
@@ -452,10 +447,7 @@ fn remove_text(agent: Agent, text: &str, path: &Path) -> Result<String, Error> {
             keep_events.push(None);
         } else {
             let arr = json::retain(text, &ev.value, &keep);
-            keep_events.push(Some(format!(
-                "{}{arr}",
-                &text[ev.start..ev.value.start]
-            )));
+            keep_events.push(Some(format!("{}{arr}", &text[ev.start..ev.value.start])));
         }
     }
     if !changed {
@@ -611,10 +603,7 @@ fn collect_commands(v: &Value, out: &mut Vec<String>) {
 fn program_of(cmd: &str) -> String {
     let c = cmd.trim_start();
     if let Some(rest) = c.strip_prefix('\'') {
-        return rest
-            .split_once('\'')
-            .map_or(rest, |(p, _)| p)
-            .to_string();
+        return rest.split_once('\'').map_or(rest, |(p, _)| p).to_string();
     }
     c.split_whitespace().next().unwrap_or("").to_string()
 }
@@ -660,8 +649,15 @@ mod tests {
         let installed = install_text(agent, Some(original), CMD, p).unwrap();
         assert_ne!(installed, original);
         serde_json::from_str::<Value>(&installed).unwrap();
-        assert_eq!(install_text(agent, Some(&installed), CMD, p).unwrap(), installed);
-        assert_eq!(remove_text(agent, &installed, p).unwrap(), original, "{installed}");
+        assert_eq!(
+            install_text(agent, Some(&installed), CMD, p).unwrap(),
+            installed
+        );
+        assert_eq!(
+            remove_text(agent, &installed, p).unwrap(),
+            original,
+            "{installed}"
+        );
     }
 
     #[test]
@@ -672,7 +668,10 @@ mod tests {
             Agent::Claude,
             "{\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}\n        ]\n    }\n}",
         );
-        roundtrip(Agent::Cursor, "{\n\t\"version\": 1,\n\t\"hooks\": {\n\t\t\"stop\": [{\"command\": \"y\"}]\n\t}\n}\n");
+        roundtrip(
+            Agent::Cursor,
+            "{\n\t\"version\": 1,\n\t\"hooks\": {\n\t\t\"stop\": [{\"command\": \"y\"}]\n\t}\n}\n",
+        );
     }
 
     #[test]

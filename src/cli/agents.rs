@@ -45,7 +45,10 @@ fn masked_diff(plan: &Plan) -> Result<String> {
         rule_files: Vec::new(),
     })?;
     let d = plan.diff();
-    Ok(String::from_utf8_lossy(&crate::filter::mask_text(&engine, "diff", d.as_bytes()).bytes).into_owned())
+    Ok(
+        String::from_utf8_lossy(&crate::filter::mask_text(&engine, "diff", d.as_bytes()).bytes)
+            .into_owned(),
+    )
 }
 
 pub fn install(a: &AgentsArgs) -> Result<i32> {
@@ -65,7 +68,11 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
         let plan = match agents::plan_install(agent, scope, &env, &command_for(agent)?) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("leakhound: error: {}: {}", agent.name(), printable(&e.to_string()));
+                eprintln!(
+                    "leakhound: error: {}: {}",
+                    agent.name(),
+                    printable(&e.to_string())
+                );
                 errors += 1;
                 continue;
             }
@@ -84,7 +91,11 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
             continue;
         }
         if let Err(e) = plan.apply() {
-            eprintln!("leakhound: error: {}: {}", agent.name(), printable(&e.to_string()));
+            eprintln!(
+                "leakhound: error: {}: {}",
+                agent.name(),
+                printable(&e.to_string())
+            );
             errors += 1;
             continue;
         }
@@ -123,7 +134,11 @@ pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
         let plan = match agents::plan_uninstall(agent, scope, &env, &command_for(agent)?) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("leakhound: error: {}: {}", agent.name(), printable(&e.to_string()));
+                eprintln!(
+                    "leakhound: error: {}: {}",
+                    agent.name(),
+                    printable(&e.to_string())
+                );
                 errors += 1;
                 continue;
             }
@@ -141,7 +156,11 @@ pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
             continue;
         }
         if let Err(e) = plan.apply() {
-            eprintln!("leakhound: error: {}: {}", agent.name(), printable(&e.to_string()));
+            eprintln!(
+                "leakhound: error: {}: {}",
+                agent.name(),
+                printable(&e.to_string())
+            );
             errors += 1;
             continue;
         }
@@ -182,7 +201,11 @@ pub fn status(named: &[AgentArg], scope: Option<ScopeArg>) -> Result<i32> {
         .flat_map(|a| [Scope::User, Scope::Project].map(|s| agents::status(a, s, &env)))
         .collect();
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{:<8} {:<8} {:<7} {:<58} FILE", "AGENT", "SCOPE", "FOLDER", "HOOKS")?;
+    writeln!(
+        out,
+        "{:<8} {:<8} {:<7} {:<58} FILE",
+        "AGENT", "SCOPE", "FOLDER", "HOOKS"
+    )?;
     for st in all
         .iter()
         .filter(|s| list.contains(&s.agent) && scopes.contains(&s.scope))
@@ -233,7 +256,10 @@ pub fn scrub_agents(named: &[AgentArg], opts: &ScrubOpts) -> Result<i32> {
         .filter(|p| p.exists())
         .collect();
     if paths.is_empty() {
-        eprintln!("leakhound: no agent transcripts found under {}", shown(&env.home));
+        eprintln!(
+            "leakhound: no agent transcripts found under {}",
+            shown(&env.home)
+        );
         return Ok(EXIT_CLEAN);
     }
     for p in &paths {
@@ -268,10 +294,7 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
                 changed += 1;
                 masked += s.changes.len();
                 for n in &s.text_lines {
-                    eprintln!(
-                        "leakhound: {}:{n}: not JSON; masked as text",
-                        shown(&path)
-                    );
+                    eprintln!("leakhound: {}:{n}: not JSON; masked as text", shown(&path));
                 }
                 if s.as_text {
                     eprintln!("leakhound: {}: not JSON; masked as text", shown(&path));
@@ -293,7 +316,11 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
         }
     });
     result?;
-    let verb = if opts.dry_run { "would change" } else { "changed" };
+    let verb = if opts.dry_run {
+        "would change"
+    } else {
+        "changed"
+    };
     eprintln!(
         "leakhound: scrub: {scanned} file(s) scanned, {changed} {verb} ({masked} secret(s)), {skipped} skipped, {errors} error(s)"
     );

@@ -55,7 +55,9 @@ pub fn main() -> i32 {
         Command::Agents(AgentsCommand::Install(a)) => agents::install(&a),
         Command::Agents(AgentsCommand::Uninstall(a)) => agents::uninstall(&a),
         Command::Agents(AgentsCommand::Status { agents: a, scope }) => agents::status(&a, scope),
-        Command::Agents(AgentsCommand::Scrub { agents: a, opts }) => agents::scrub_agents(&a, &opts),
+        Command::Agents(AgentsCommand::Scrub { agents: a, opts }) => {
+            agents::scrub_agents(&a, &opts)
+        }
         Command::Validate {
             report,
             output,

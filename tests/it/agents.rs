@@ -264,7 +264,11 @@ fn install_then_uninstall_leaves_each_agents_file_byte_for_byte() {
             Some(o) => {
                 assert_eq!(std::fs::read_to_string(&path).unwrap(), o, "{}", case.agent);
                 assert_eq!(mode(&path), 0o600);
-                assert!(!backup(&path).exists(), "{}: backup left behind", case.agent);
+                assert!(
+                    !backup(&path).exists(),
+                    "{}: backup left behind",
+                    case.agent
+                );
             }
             None => assert!(!path.exists(), "{}: created file left behind", case.agent),
         }
@@ -283,10 +287,22 @@ fn dry_run_prints_the_change_and_writes_nothing() {
     let r = lh(
         h,
         h,
-        &["agents", "install", "--dry-run", "--agent", "claude", "--agent", "cursor"],
+        &[
+            "agents",
+            "install",
+            "--dry-run",
+            "--agent",
+            "claude",
+            "--agent",
+            "cursor",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("+++ /dev/null") || r.stdout.contains("--- /dev/null"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("+++ /dev/null") || r.stdout.contains("--- /dev/null"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("leakhound hook claude\""), "{}", r.stdout);
     assert!(r.stdout.contains("leakhound hook cursor\""), "{}", r.stdout);
     assert!(r.stdout.contains("\n+      {\n"), "{}", r.stdout);
@@ -301,7 +317,11 @@ fn dry_run_prints_the_change_and_writes_nothing() {
     let installed = std::fs::read_to_string(&claude).unwrap();
     let r = lh(h, h, &["agents", "uninstall", "--dry-run"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("-            \"command\": \""), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("-            \"command\": \""),
+        "{}",
+        r.stdout
+    );
     assert_eq!(std::fs::read_to_string(&claude).unwrap(), installed);
 }
 
@@ -323,12 +343,26 @@ fn status_lists_agents_events_and_files_and_the_cursor_overlap() {
     };
     assert!(line("claude", "user").contains("found"));
     assert!(line("claude", "user").contains("not installed"));
-    assert!(line("gemini", "user").contains(" -  "), "{}", line("gemini", "user"));
+    assert!(
+        line("gemini", "user").contains(" -  "),
+        "{}",
+        line("gemini", "user")
+    );
     assert!(!r.stdout.contains("note:"));
 
-    let r = lh(h, h, &["agents", "install", "--agent", "claude", "--agent", "cursor"]);
+    let r = lh(
+        h,
+        h,
+        &[
+            "agents", "install", "--agent", "claude", "--agent", "cursor",
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("Cursor also runs Claude Code's hooks"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Cursor also runs Claude Code's hooks"),
+        "{}",
+        r.stderr
+    );
     let r = lh(h, h, &["agents", "status"]);
     let claude = r
         .stdout
@@ -345,19 +379,44 @@ fn status_lists_agents_events_and_files_and_the_cursor_overlap() {
         .lines()
         .find(|l| l.starts_with("cursor   user"))
         .unwrap();
-    assert!(cursor.contains("installed: postToolUse beforeShellExecution beforeMCPExecution beforeSubmitPrompt"), "{cursor}");
-    let codex = r.stdout.lines().find(|l| l.starts_with("codex    user")).unwrap();
-    assert!(codex.contains("found") && codex.contains("not installed"), "{codex}");
-    assert!(r.stdout.contains("note: Cursor also runs Claude Code's hooks"), "{}", r.stdout);
+    assert!(
+        cursor.contains(
+            "installed: postToolUse beforeShellExecution beforeMCPExecution beforeSubmitPrompt"
+        ),
+        "{cursor}"
+    );
+    let codex = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("codex    user"))
+        .unwrap();
+    assert!(
+        codex.contains("found") && codex.contains("not installed"),
+        "{codex}"
+    );
+    assert!(
+        r.stdout
+            .contains("note: Cursor also runs Claude Code's hooks"),
+        "{}",
+        r.stdout
+    );
 
     // One event taken out by hand: partial.
     let p = h.join(".claude/settings.json");
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-    doc["hooks"].as_object_mut().unwrap().remove("UserPromptSubmit");
+    doc["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("UserPromptSubmit");
     std::fs::write(&p, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    let r = lh(h, h, &["agents", "status", "--agent", "claude", "--scope", "user"]);
+    let r = lh(
+        h,
+        h,
+        &["agents", "status", "--agent", "claude", "--scope", "user"],
+    );
     assert!(
-        r.stdout.contains("partial: PostToolUse PreToolUse (missing UserPromptSubmit)"),
+        r.stdout
+            .contains("partial: PostToolUse PreToolUse (missing UserPromptSubmit)"),
         "{}",
         r.stdout
     );
@@ -409,7 +468,10 @@ fn project_scope_writes_the_projects_files_only() {
     std::fs::create_dir_all(w.join(".github/hooks")).unwrap();
     let r = lh(h, w, &["agents", "install", "--scope", "project"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(std::fs::read_to_string(h.join(".claude/settings.json")).unwrap(), CLAUDE);
+    assert_eq!(
+        std::fs::read_to_string(h.join(".claude/settings.json")).unwrap(),
+        CLAUDE
+    );
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(w.join(".claude/settings.json")).unwrap())
             .unwrap();
@@ -578,19 +640,40 @@ fn agents_scrub_masks_every_agents_transcripts_and_nothing_else() {
 
     let r = lh(h, h, &["agents", "scrub"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(!p.any_in(&r.stdout) && !p.any_in(&r.stderr), "a secret in the output");
-    assert!(r.stderr.contains("7 file(s) scanned, 7 changed"), "{}", r.stderr);
+    assert!(
+        !p.any_in(&r.stdout) && !p.any_in(&r.stderr),
+        "a secret in the output"
+    );
+    assert!(
+        r.stderr.contains("7 file(s) scanned, 7 changed"),
+        "{}",
+        r.stderr
+    );
     // The torn last line of Copilot's events is masked as text, and said so.
-    assert!(r.stderr.contains("events.jsonl:7: not JSON; masked as text"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("events.jsonl:7: not JSON; masked as text"),
+        "{}",
+        r.stderr
+    );
 
     for ((path, before), mtime) in files.iter().zip(&mtimes) {
         let after = std::fs::read_to_string(path).unwrap();
         let name = path.display();
-        assert!(!p.any_in(&after), "{name}: still holds {:?}", p.found_in(&after));
+        assert!(
+            !p.any_in(&after),
+            "{name}: still holds {:?}",
+            p.found_in(&after)
+        );
         assert!(after.contains("[REDACTED:"), "{name}");
-        assert_eq!(std::fs::metadata(path).unwrap().modified().unwrap(), *mtime, "{name}");
+        assert_eq!(
+            std::fs::metadata(path).unwrap().modified().unwrap(),
+            *mtime,
+            "{name}"
+        );
         if path.extension().is_some_and(|e| e == "jsonl") {
-            let (b, a): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+            let (b, a): (Vec<&str>, Vec<&str>) =
+                (before.lines().collect(), after.lines().collect());
             assert_eq!(b.len(), a.len(), "{name}");
             for (i, (lb, la)) in b.iter().zip(&a).enumerate() {
                 if p.any_in(lb) {
@@ -600,19 +683,32 @@ fn agents_scrub_masks_every_agents_transcripts_and_nothing_else() {
                 }
                 let Ok(v) = serde_json::from_str::<Value>(la) else {
                     // Only the line that was not JSON before.
-                    assert!(serde_json::from_str::<Value>(lb).is_err(), "{name}:{}", i + 1);
+                    assert!(
+                        serde_json::from_str::<Value>(lb).is_err(),
+                        "{name}:{}",
+                        i + 1
+                    );
                     continue;
                 };
                 let mut text = String::new();
                 decoded_strings(&v, &mut text);
-                assert!(!p.any_in(&text), "{name}:{}: decoded, still {:?}", i + 1, p.found_in(&text));
+                assert!(
+                    !p.any_in(&text),
+                    "{name}:{}: decoded, still {:?}",
+                    i + 1,
+                    p.found_in(&text)
+                );
             }
         }
         if path.extension().is_some_and(|e| e == "json") {
             let v: Value = serde_json::from_str(&after).unwrap();
             let mut text = String::new();
             decoded_strings(&v, &mut text);
-            assert!(!p.any_in(&text), "{name}: decoded, still {:?}", p.found_in(&text));
+            assert!(
+                !p.any_in(&text),
+                "{name}: decoded, still {:?}",
+                p.found_in(&text)
+            );
         }
     }
     assert_eq!(mode(private), 0o600);
@@ -633,7 +729,11 @@ fn a_recent_file_is_skipped_unless_forced() {
     write(&f, &text);
     let r = lh(d, d, &["scrub", "live"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("skipped live/session.jsonl: modified"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("skipped live/session.jsonl: modified"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("--force"), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
 
@@ -646,7 +746,10 @@ fn a_recent_file_is_skipped_unless_forced() {
     let r = lh(d, d, &["scrub", "--min-age", "0", "fresh.txt"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let masked = std::fs::read_to_string(&g).unwrap();
-    assert!(masked.starts_with("GITHUB_TOKEN=[REDACTED:") && !p.any_in(&masked), "{masked}");
+    assert!(
+        masked.starts_with("GITHUB_TOKEN=[REDACTED:") && !p.any_in(&masked),
+        "{masked}"
+    );
 }
 
 #[test]
@@ -669,7 +772,10 @@ fn scrub_dry_run_lists_file_line_and_rule_and_writes_nothing() {
         assert_eq!(parts.next(), Some("rollout.jsonl"), "{l}");
         let n: usize = parts.next().unwrap().parse().unwrap();
         assert!([4, 5].contains(&n), "{l}: line {n} holds no secret");
-        assert!(parts.next().unwrap().trim().contains('.'), "{l}: no rule id");
+        assert!(
+            parts.next().unwrap().trim().contains('.'),
+            "{l}: no rule id"
+        );
     }
     assert!(r.stderr.contains("1 would change"), "{}", r.stderr);
 }
