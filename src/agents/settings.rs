@@ -414,6 +414,10 @@ fn install_text(
 /// mixed group loses only leakhound's hooks; an event left with no entries goes, and so does
 /// a `hooks` table left empty by this.
 fn remove_text(agent: Agent, text: &str, path: &Path) -> Result<String, Error> {
+    // An empty file is taken as an empty object by install; it holds nothing to remove.
+    if text.trim().is_empty() {
+        return Ok(text.to_string());
+    }
     let root = parse(text, path)?;
     let Some(hooks) = root.get("hooks") else {
         return Ok(text.to_string());
