@@ -86,7 +86,15 @@ impl Plan {
                 if let Some(dir) = self.path.parent() {
                     std::fs::create_dir_all(dir).map_err(io)?;
                 }
-                write_atomic(&self.path, after.as_bytes(), mode).map_err(io)?;
+                // A settings file linked from a dotfiles repository stays a link: the file it
+                // names is the one replaced.
+                let target = match std::fs::symlink_metadata(&self.path) {
+                    Ok(m) if m.file_type().is_symlink() => {
+                        std::fs::canonicalize(&self.path).map_err(io)?
+                    }
+                    _ => self.path.clone(),
+                };
+                write_atomic(&target, after.as_bytes(), mode).map_err(io)?;
             }
             None => std::fs::remove_file(&self.path).map_err(io)?,
         }

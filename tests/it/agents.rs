@@ -445,6 +445,33 @@ fn uninstall_after_the_user_edited_keeps_their_edit_and_the_backup() {
 }
 
 #[test]
+fn a_settings_file_linked_from_dotfiles_stays_a_link() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let real = h.join("dotfiles/claude/settings.json");
+    write(&real, CLAUDE);
+    std::fs::create_dir_all(h.join(".claude")).unwrap();
+    let link = h.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let r = lh(h, h, &["agents", "install", "--agent", "claude"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .contains("leakhound hook claude"));
+    let r = lh(h, h, &["agents", "uninstall", "--agent", "claude"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), CLAUDE);
+}
+
+#[test]
 fn a_settings_file_that_is_not_json_is_left_alone() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
