@@ -524,6 +524,7 @@ struct Planted {
     key: String,
     secret: String,
     secret_u: String,
+    secret_uu: String,
     gh: String,
     gh_b64: String,
 }
@@ -535,12 +536,15 @@ impl Planted {
         secret.replace_range(5..6, "+");
         secret.replace_range(20..21, "/");
         let secret_u = secret.replace('+', "\\u002B").replace('/', "\\/");
+        // Escaped again, as in JSON kept inside a JSON string.
+        let secret_uu = secret_u.replace('\\', "\\\\");
         let gh = fake_github(seed);
         let gh_b64 = crate::synth::base64(format!("token: {gh}").as_bytes());
         Planted {
             key,
             secret,
             secret_u,
+            secret_uu,
             gh,
             gh_b64,
         }
@@ -549,6 +553,7 @@ impl Planted {
     fn fill(&self, template: &str) -> String {
         template
             .replace("{{AWS_KEY_ID}}", &self.key)
+            .replace("{{AWS_SECRET_UU}}", &self.secret_uu)
             .replace("{{AWS_SECRET_U}}", &self.secret_u)
             .replace("{{AWS_SECRET}}", &self.secret)
             .replace("{{GITHUB_TOKEN_B64}}", &self.gh_b64)
@@ -561,6 +566,7 @@ impl Planted {
             ("aws key id", &self.key),
             ("aws secret", &self.secret),
             ("aws secret (escaped)", &self.secret_u),
+            ("aws secret (escaped twice)", &self.secret_uu),
             ("github token", &self.gh),
             ("github token (base64)", &self.gh_b64),
         ]
