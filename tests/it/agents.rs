@@ -839,3 +839,21 @@ fn scrub_reports_a_missing_path_and_goes_on() {
     serde_json::from_str::<Value>(&nb_after).unwrap();
     assert!(r.stdout.contains("nb.ipynb:"), "{}", r.stdout);
 }
+
+#[test]
+fn a_config_inside_the_scrubbed_folder_cannot_turn_masking_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = Planted::new(1405);
+    // A transcript folder is written by the agent, so anything in it is input, not config.
+    write(
+        &d.join("leakhound.toml"),
+        "[rules]\ndisable = [\"github.*\", \"generic.*\"]\n",
+    );
+    let f = d.join("log.txt");
+    write(&f, &format!("GITHUB_TOKEN={}\n", p.gh));
+    age(&f, Duration::from_secs(600));
+    let r = lh(d, d, &["scrub", "."]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!p.any_in(&std::fs::read_to_string(&f).unwrap()));
+}
