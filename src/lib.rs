@@ -6,6 +6,7 @@
 //! embedded default set; [`policy`] the operator's allowlists and baselines; [`scan`] wires the
 //! stages together; [`cli`] is the command line.
 
+pub mod agents;
 pub mod cli;
 pub mod decode;
 pub mod deliver;
@@ -20,5 +21,6 @@ pub mod report;
 pub mod respond;
 pub mod rules;
 pub mod scan;
+pub mod scrub;
 pub mod source;
 pub mod validate;

@@ -65,6 +65,13 @@ pub enum Command {
         #[command(flatten)]
         rules: RulesArgs,
     },
+    /// Mask secrets at rest in agent transcripts and tool-result files (JSON Lines line by
+    /// line, JSON, notebooks, text), rewriting each file in place.
+    Scrub(ScrubArgs),
+    /// Wire leakhound's hooks into the coding agents here (Claude Code, Codex, Gemini CLI,
+    /// Copilot CLI, Cursor), report them, or scrub the agents' transcripts.
+    #[command(subcommand)]
+    Agents(AgentsCommand),
     /// Check the credentials in an earlier JSON Lines report (written with --show-secrets)
     /// and write it again with each one's `validation`.
     Validate {
@@ -309,7 +316,7 @@ pub struct HookArgs {
     pub rules: RulesArgs,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AgentArg {
     /// Claude Code.
     Claude,
@@ -359,6 +366,101 @@ pub struct McpArgs {
     /// The MCP server's command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub cmd: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct ScrubArgs {
+    /// Files and directories (walked; links are not followed).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub opts: ScrubOpts,
+}
+
+/// How `scrub` and `agents scrub` treat files.
+#[derive(Args)]
+pub struct ScrubOpts {
+    /// List what would be masked (file, line, rule; never the secret) and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Skip files modified in the last SECS seconds: a live session may be writing them.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub min_age: u64,
+    /// Scrub recently modified files too.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+}
+
+#[derive(Subcommand)]
+pub enum AgentsCommand {
+    /// Add leakhound's hooks (`leakhound hook AGENT`) to each agent's settings, keeping
+    /// everything else in the file; a backup FILE.leakhound-backup is kept.
+    Install(AgentsArgs),
+    /// Remove leakhound's hooks and only those; a file is put back as it was before install.
+    Uninstall(AgentsArgs),
+    /// Per agent and scope: whether its folder exists, which events have leakhound's hook, and
+    /// the settings file.
+    Status {
+        /// Only this agent (repeatable).
+        #[arg(long = "agent", value_enum, value_name = "AGENT")]
+        agents: Vec<AgentArg>,
+        /// Only this scope (default: both).
+        #[arg(long, value_enum)]
+        scope: Option<ScopeArg>,
+    },
+    /// Scrub every agent's transcript folders that exist (~/.claude/projects,
+    /// ~/.codex/sessions, ~/.cursor/projects/*/agent-transcripts, ~/.copilot/session-state,
+    /// ~/.gemini/tmp, and the prompt histories).
+    Scrub {
+        /// Only this agent's folders (repeatable).
+        #[arg(long = "agent", value_enum, value_name = "AGENT")]
+        agents: Vec<AgentArg>,
+        #[command(flatten)]
+        opts: ScrubOpts,
+    },
+}
+
+#[derive(Args)]
+pub struct AgentsArgs {
+    /// The agent (repeatable). Default: every agent whose folder exists at the scope.
+    #[arg(long = "agent", value_enum, value_name = "AGENT")]
+    pub agents: Vec<AgentArg>,
+    /// The user's settings (under $HOME) or the project's (under the current directory).
+    #[arg(long, value_enum, default_value_t = ScopeArg::User)]
+    pub scope: ScopeArg,
+    /// Print the change as a diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl From<AgentArg> for crate::agents::Agent {
+    fn from(a: AgentArg) -> Self {
+        use crate::agents::Agent;
+        match a {
+            AgentArg::Claude => Agent::Claude,
+            AgentArg::Codex => Agent::Codex,
+            AgentArg::Gemini => Agent::Gemini,
+            AgentArg::Copilot => Agent::Copilot,
+            AgentArg::Cursor => Agent::Cursor,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    User,
+    Project,
+}
+
+impl From<ScopeArg> for crate::agents::Scope {
+    fn from(s: ScopeArg) -> Self {
+        match s {
+            ScopeArg::User => crate::agents::Scope::User,
+            ScopeArg::Project => crate::agents::Scope::Project,
+        }
+    }
 }
 
 #[derive(Subcommand)]

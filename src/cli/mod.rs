@@ -2,6 +2,7 @@
 //! per kind of command. The library knows nothing of flags; nothing here decides what is a
 //! secret, how a finding is written or what the exit code is.
 
+mod agents;
 mod args;
 mod hook;
 mod mcp;
@@ -10,7 +11,7 @@ mod setup;
 mod stream;
 mod tools;
 
-use args::{Cli, Command, ReportCommand, RulesCommand};
+use args::{AgentsCommand, Cli, Command, ReportCommand, RulesCommand};
 use clap::Parser;
 
 pub use crate::deliver::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
@@ -54,6 +55,13 @@ pub fn main() -> i32 {
             output,
             rules,
         } => stream::redact_notebook(&input, output.as_deref(), &rules),
+        Command::Scrub(a) => agents::scrub(&a.paths, &a.opts),
+        Command::Agents(AgentsCommand::Install(a)) => agents::install(&a),
+        Command::Agents(AgentsCommand::Uninstall(a)) => agents::uninstall(&a),
+        Command::Agents(AgentsCommand::Status { agents: a, scope }) => agents::status(&a, scope),
+        Command::Agents(AgentsCommand::Scrub { agents: a, opts }) => {
+            agents::scrub_agents(&a, &opts)
+        }
         Command::Validate {
             report,
             output,

@@ -7,6 +7,7 @@ mod history;
 mod synth;
 
 mod admission;
+mod agents;
 mod architecture;
 mod archive;
 mod aws_forms;

@@ -1,0 +1,336 @@
+//! `agents install|uninstall|status|scrub` and `scrub`: flags in, library calls out, one line
+//! per thing done.
+
+use super::args::{AgentArg, AgentsArgs, RulesArgs, ScopeArg, ScrubOpts};
+use super::setup::masking_engine;
+use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
+use crate::agents::{self, Agent, Env, Plan, Scope};
+use crate::report::printable;
+use crate::scrub::{self, Outcome};
+use anyhow::{Context as _, Result};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn env() -> Result<Env> {
+    Env::from_process().context("finding the home and current directories")
+}
+
+fn shown(p: &std::path::Path) -> String {
+    printable(&p.display().to_string())
+}
+
+/// The agents named, else those `present` says are here.
+fn chosen(named: &[AgentArg], present: impl Fn(Agent) -> bool) -> Vec<Agent> {
+    if named.is_empty() {
+        Agent::ALL.into_iter().filter(|a| present(*a)).collect()
+    } else {
+        let mut v: Vec<Agent> = named.iter().map(|a| (*a).into()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+fn command_for(agent: Agent) -> Result<String> {
+    let exe = std::env::current_exe().context("finding leakhound's own path")?;
+    Ok(agents::hook_command(&exe, agent))
+}
+
+/// A diff for the terminal: the user's settings may hold keys of their own (an `env` block),
+/// and the context lines would show them.
+fn masked_diff(plan: &Plan) -> Result<String> {
+    let engine = masking_engine(&RulesArgs {
+        config: None,
+        rule_files: Vec::new(),
+    })?;
+    let d = plan.diff();
+    Ok(
+        String::from_utf8_lossy(&crate::filter::mask_text(&engine, "diff", d.as_bytes()).bytes)
+            .into_owned(),
+    )
+}
+
+pub fn install(a: &AgentsArgs) -> Result<i32> {
+    let env = env()?;
+    let scope: Scope = a.scope.into();
+    let list = chosen(&a.agents, |ag| ag.detected(scope, &env));
+    if list.is_empty() {
+        eprintln!(
+            "leakhound: no agent folder found at {} scope; name one with --agent",
+            scope.name()
+        );
+        return Ok(EXIT_CLEAN);
+    }
+    let mut errors = 0;
+    let mut out = std::io::stdout().lock();
+    for agent in list {
+        let plan = match agents::plan_install(agent, scope, &env, &command_for(agent)?) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!(
+                    "leakhound: error: {}: {}",
+                    agent.name(),
+                    printable(&e.to_string())
+                );
+                errors += 1;
+                continue;
+            }
+        };
+        let events: Vec<&str> = agent.events().iter().map(|e| e.name).collect();
+        if !plan.changes() {
+            eprintln!(
+                "leakhound: {}: already installed in {}",
+                agent.name(),
+                shown(&plan.path)
+            );
+            continue;
+        }
+        if a.dry_run {
+            out.write_all(masked_diff(&plan)?.as_bytes())?;
+            continue;
+        }
+        if let Err(e) = plan.apply() {
+            eprintln!(
+                "leakhound: error: {}: {}",
+                agent.name(),
+                printable(&e.to_string())
+            );
+            errors += 1;
+            continue;
+        }
+        let backup = if plan.before.is_some() && plan.backup_path().exists() {
+            format!(" (backup: {})", shown(&plan.backup_path()))
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "leakhound: {}: installed {} in {}{backup}",
+            agent.name(),
+            events.join(", "),
+            shown(&plan.path)
+        );
+        if agent == Agent::Codex {
+            eprintln!(
+                "leakhound: codex: Codex runs a new hook only once it is trusted: review it with /hooks"
+            );
+        }
+    }
+    if !a.dry_run {
+        notes(&env)?;
+    }
+    Ok(if errors > 0 { EXIT_ERROR } else { EXIT_CLEAN })
+}
+
+pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
+    let env = env()?;
+    let scope: Scope = a.scope.into();
+    let list = chosen(&a.agents, |ag| {
+        ag.detected(scope, &env) || ag.settings_file(scope, &env).exists()
+    });
+    let mut errors = 0;
+    let mut out = std::io::stdout().lock();
+    for agent in list {
+        let plan = match agents::plan_uninstall(agent, scope, &env, &command_for(agent)?) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!(
+                    "leakhound: error: {}: {}",
+                    agent.name(),
+                    printable(&e.to_string())
+                );
+                errors += 1;
+                continue;
+            }
+        };
+        if !plan.changes() {
+            eprintln!(
+                "leakhound: {}: not installed in {}",
+                agent.name(),
+                shown(&plan.path)
+            );
+            continue;
+        }
+        if a.dry_run {
+            out.write_all(masked_diff(&plan)?.as_bytes())?;
+            continue;
+        }
+        if let Err(e) = plan.apply() {
+            eprintln!(
+                "leakhound: error: {}: {}",
+                agent.name(),
+                printable(&e.to_string())
+            );
+            errors += 1;
+            continue;
+        }
+        let what = match (&plan.after, plan.backup_path().exists()) {
+            (None, _) => "removed it (install had created it)".to_string(),
+            (Some(_), true) => format!(
+                "removed leakhound's hooks; the file changed since install, so the backup {} is kept",
+                shown(&plan.backup_path())
+            ),
+            (Some(_), false) => "removed leakhound's hooks".to_string(),
+        };
+        eprintln!("leakhound: {}: {}: {what}", agent.name(), shown(&plan.path));
+    }
+    Ok(if errors > 0 { EXIT_ERROR } else { EXIT_CLEAN })
+}
+
+/// Agents that run each other's hooks, when leakhound is installed in both.
+fn notes(env: &Env) -> Result<()> {
+    let states: Vec<_> = Agent::ALL
+        .into_iter()
+        .flat_map(|a| [Scope::User, Scope::Project].map(|s| agents::status(a, s, env)))
+        .collect();
+    for n in agents::overlaps(&states) {
+        eprintln!("leakhound: note: {n}");
+    }
+    Ok(())
+}
+
+pub fn status(named: &[AgentArg], scope: Option<ScopeArg>) -> Result<i32> {
+    let env = env()?;
+    let scopes: Vec<Scope> = match scope {
+        Some(s) => vec![s.into()],
+        None => vec![Scope::User, Scope::Project],
+    };
+    let list = chosen(named, |_| true);
+    let all: Vec<_> = Agent::ALL
+        .into_iter()
+        .flat_map(|a| [Scope::User, Scope::Project].map(|s| agents::status(a, s, &env)))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<8} {:<8} {:<7} {:<58} FILE",
+        "AGENT", "SCOPE", "FOLDER", "HOOKS"
+    )?;
+    for st in all
+        .iter()
+        .filter(|s| list.contains(&s.agent) && scopes.contains(&s.scope))
+    {
+        let hooks = if let Some(e) = &st.error {
+            format!("unreadable: {e}")
+        } else if st.installed.is_empty() {
+            "not installed".to_string()
+        } else if st.missing.is_empty() {
+            format!("installed: {}", st.installed.join(" "))
+        } else {
+            format!(
+                "partial: {} (missing {})",
+                st.installed.join(" "),
+                st.missing.join(" ")
+            )
+        };
+        writeln!(
+            out,
+            "{:<8} {:<8} {:<7} {:<58} {}",
+            st.agent.name(),
+            st.scope.name(),
+            if st.detected { "found" } else { "-" },
+            printable(&hooks),
+            shown(&st.path)
+        )?;
+        for c in &st.stale {
+            writeln!(
+                out,
+                "  warning: {} runs a program that no longer exists: {}; run `leakhound agents install` again",
+                st.agent.name(),
+                printable(c)
+            )?;
+        }
+    }
+    for n in agents::overlaps(&all) {
+        writeln!(out, "note: {n}")?;
+    }
+    Ok(EXIT_CLEAN)
+}
+
+pub fn scrub_agents(named: &[AgentArg], opts: &ScrubOpts) -> Result<i32> {
+    let env = env()?;
+    let list = chosen(named, |_| true);
+    let paths: Vec<PathBuf> = list
+        .iter()
+        .flat_map(|a| a.transcripts(&env))
+        .filter(|p| p.exists())
+        .collect();
+    if paths.is_empty() {
+        eprintln!(
+            "leakhound: no agent transcripts found under {}",
+            shown(&env.home)
+        );
+        return Ok(EXIT_CLEAN);
+    }
+    for p in &paths {
+        eprintln!("leakhound: scrubbing {}", shown(p));
+    }
+    scrub(&paths, opts)
+}
+
+pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
+    // As `masking_engine`, but a leakhound.toml inside what is scrubbed is not the operator's.
+    let (cfg, _) = super::setup::config(opts.rules.config.as_deref(), paths)?;
+    let engine = super::setup::engine(&cfg, &opts.rules.rule_files)?.without_companions();
+    let options = scrub::Options {
+        dry_run: opts.dry_run,
+        min_age: Duration::from_secs(opts.min_age),
+        force: opts.force,
+    };
+    let (mut scanned, mut changed, mut skipped, mut errors, mut masked) = (0, 0, 0, 0, 0);
+    let mut out = std::io::stdout().lock();
+    let mut result = Ok(());
+    scrub::files(paths, |entry| {
+        let path = match entry {
+            Ok(p) => p,
+            Err((p, msg)) => {
+                eprintln!("leakhound: error: {}: {}", shown(&p), printable(&msg));
+                errors += 1;
+                return;
+            }
+        };
+        match scrub::scrub_file(&engine, &path, &options) {
+            Ok(Outcome::Clean) => scanned += 1,
+            Ok(Outcome::Changed(s)) => {
+                scanned += 1;
+                changed += 1;
+                masked += s.changes.len();
+                for n in &s.text_lines {
+                    eprintln!("leakhound: {}:{n}: not JSON; masked as text", shown(&path));
+                }
+                if s.as_text {
+                    eprintln!("leakhound: {}: not JSON; masked as text", shown(&path));
+                }
+                for c in &s.changes {
+                    if result.is_ok() {
+                        result = writeln!(out, "{}:{}: {}", shown(&path), c.line, c.rule_id);
+                    }
+                }
+            }
+            Ok(Outcome::Skipped(why)) => {
+                skipped += 1;
+                eprintln!("leakhound: skipped {}: {why}", shown(&path));
+            }
+            Err(e) => {
+                errors += 1;
+                eprintln!("leakhound: error: {}", printable(&e.to_string()));
+            }
+        }
+    });
+    result?;
+    let verb = if opts.dry_run {
+        "would change"
+    } else {
+        "changed"
+    };
+    eprintln!(
+        "leakhound: scrub: {scanned} file(s) scanned, {changed} {verb} ({masked} secret(s)), {skipped} skipped, {errors} error(s)"
+    );
+    Ok(if errors > 0 {
+        EXIT_ERROR
+    } else if changed > 0 {
+        EXIT_FINDINGS
+    } else {
+        EXIT_CLEAN
+    })
+}

@@ -1,0 +1,416 @@
+//! Masking secrets at rest: the transcripts and tool-result files coding agents keep, rewritten
+//! in place with every secret the masker finds replaced by `[REDACTED:rule-id]`.
+//!
+//! Each file is masked in its own format, so the agent can still read it:
+//! - JSON Lines (`.jsonl`, `.ndjson`): each line through [`filter::mask_json`], so it stays one
+//!   valid JSON value with only masked strings changed; a line that is not JSON is masked as
+//!   text and reported.
+//! - JSON (`.json`): the whole document through [`filter::mask_json`].
+//! - Notebooks (`.ipynb`): [`filter::redact_notebook`], then the JSON masker over what the
+//!   notebook reader does not look at (metadata, escaped strings).
+//! - Anything else that is not binary: [`filter::mask_text`].
+//!
+//! A file is replaced through a temporary file in its directory, renamed over it, with its
+//! permissions and modification time; if it changed while it was being masked (an agent
+//! appending to it), it is left alone. A file modified less than `min_age` ago is skipped
+//! unless forced: a live session may be writing it.
+
+use crate::engine::Engine;
+use crate::filter;
+use crate::model::Finding;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// How a file is masked, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Jsonl,
+    Json,
+    Notebook,
+    Text,
+}
+
+impl Kind {
+    pub fn of(path: &Path) -> Kind {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("jsonl" | "ndjson") => Kind::Jsonl,
+            Some("json") => Kind::Json,
+            Some("ipynb") => Kind::Notebook,
+            _ => Kind::Text,
+        }
+    }
+}
+
+/// One masked secret: the 1-based line it was on and its rule. Never the secret.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Change {
+    pub line: usize,
+    pub rule_id: String,
+}
+
+/// A masked copy of one file.
+#[derive(Debug)]
+pub struct Scrubbed {
+    pub bytes: Vec<u8>,
+    pub changes: Vec<Change>,
+    /// JSON Lines lines that were not JSON and were masked as text (1-based).
+    pub text_lines: Vec<usize>,
+    /// A `.json` or `.ipynb` file that was not JSON, masked as text.
+    pub as_text: bool,
+}
+
+impl Scrubbed {
+    pub fn changed(&self, raw: &[u8]) -> bool {
+        self.bytes != raw
+    }
+}
+
+/// Errors masking one file; the others go on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: line {line}: masking left it invalid JSON; file not changed")]
+    Broken { path: String, line: usize },
+    #[error(
+        "{path}: changed while it was being masked; not changed (run again when the agent is idle)"
+    )]
+    Raced { path: String },
+}
+
+/// Mask `raw`, the contents of a file of `kind`. `name` labels findings.
+pub fn scrub(engine: &Engine, name: &str, kind: Kind, raw: &[u8]) -> Result<Scrubbed, Error> {
+    match kind {
+        Kind::Jsonl => scrub_lines(engine, name, raw),
+        Kind::Json => Ok(match filter::mask_json(engine, name, raw) {
+            Some(m) => Scrubbed {
+                changes: changes(&m.findings, None, m.bytes != raw),
+                bytes: m.bytes,
+                text_lines: Vec::new(),
+                as_text: false,
+            },
+            None => as_text(engine, name, raw, true),
+        }),
+        Kind::Notebook => {
+            let (redacted, _, valid) = filter::redact_notebook(engine, raw);
+            if !valid {
+                return Ok(as_text(engine, name, raw, true));
+            }
+            // The notebook reader looks at cells and outputs; the JSON masker at every string.
+            let bytes = match filter::mask_json(engine, name, &redacted) {
+                Some(m) => m.bytes,
+                None => redacted,
+            };
+            Ok(Scrubbed {
+                changes: marker_changes(raw, &bytes),
+                bytes,
+                text_lines: Vec::new(),
+                as_text: false,
+            })
+        }
+        Kind::Text => Ok(as_text(engine, name, raw, false)),
+    }
+}
+
+fn as_text(engine: &Engine, name: &str, raw: &[u8], fallback: bool) -> Scrubbed {
+    let m = filter::mask_text(engine, name, raw);
+    Scrubbed {
+        changes: changes(&m.findings, None, m.bytes != raw),
+        bytes: m.bytes,
+        text_lines: Vec::new(),
+        as_text: fallback,
+    }
+}
+
+/// The changes the findings of one masked piece make: at `line` if given, else at each
+/// finding's own line. None if the piece did not change (a match outside any string).
+fn changes(findings: &[Finding], line: Option<usize>, changed: bool) -> Vec<Change> {
+    if !changed {
+        return Vec::new();
+    }
+    let mut out: Vec<Change> = findings
+        .iter()
+        .map(|f| Change {
+            line: line.unwrap_or(f.line),
+            rule_id: f.rule_id.clone(),
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn scrub_lines(engine: &Engine, name: &str, raw: &[u8]) -> Result<Scrubbed, Error> {
+    let mut out = Scrubbed {
+        bytes: Vec::with_capacity(raw.len()),
+        changes: Vec::new(),
+        text_lines: Vec::new(),
+        as_text: false,
+    };
+    for (i, line) in raw.split_inclusive(|&b| b == b'\n').enumerate() {
+        let n = i + 1;
+        let body_len = line.len()
+            - if line.ends_with(b"\r\n") {
+                2
+            } else if line.ends_with(b"\n") {
+                1
+            } else {
+                0
+            };
+        let (body, end) = line.split_at(body_len);
+        if body.iter().all(u8::is_ascii_whitespace) {
+            out.bytes.extend_from_slice(line);
+            continue;
+        }
+        let masked = match filter::mask_json(engine, name, body) {
+            Some(m) => {
+                if m.bytes != body
+                    && serde_json::from_slice::<serde::de::IgnoredAny>(&m.bytes).is_err()
+                {
+                    return Err(Error::Broken {
+                        path: name.to_string(),
+                        line: n,
+                    });
+                }
+                m
+            }
+            None => {
+                out.text_lines.push(n);
+                filter::mask_text(engine, name, body)
+            }
+        };
+        out.changes
+            .extend(changes(&masked.findings, Some(n), masked.bytes != body));
+        out.bytes.extend_from_slice(&masked.bytes);
+        out.bytes.extend_from_slice(end);
+    }
+    out.changes.dedup();
+    Ok(out)
+}
+
+/// The masks in `after` that are not in `before`, line by line, for a masker that does not
+/// say where it masked.
+fn marker_changes(before: &[u8], after: &[u8]) -> Vec<Change> {
+    fn markers(line: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut rest = line;
+        while let Some(p) = memchr::memmem::find(rest, b"[REDACTED:") {
+            let tail = &rest[p + 10..];
+            let Some(e) = memchr::memchr(b']', tail) else {
+                break;
+            };
+            out.push(String::from_utf8_lossy(&tail[..e]).into_owned());
+            rest = &tail[e..];
+        }
+        out
+    }
+    let b: Vec<&[u8]> = before.split(|&c| c == b'\n').collect();
+    let mut out = Vec::new();
+    for (i, line) in after.split(|&c| c == b'\n').enumerate() {
+        let mut had = b.get(i).map(|l| markers(l)).unwrap_or_default();
+        for m in markers(line) {
+            if let Some(p) = had.iter().position(|h| *h == m) {
+                had.remove(p);
+            } else {
+                out.push(Change {
+                    line: i + 1,
+                    rule_id: m,
+                });
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// How files are treated.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Report what would change; write nothing.
+    pub dry_run: bool,
+    /// Skip a file modified less than this long ago (unless `force`).
+    pub min_age: Duration,
+    pub force: bool,
+}
+
+/// What happened to one file.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Read and masked; nothing to hide.
+    Clean,
+    /// Secrets masked (or, in a dry run, would be); the file is rewritten unless dry.
+    Changed(Scrubbed),
+    /// Not read, and why.
+    Skipped(String),
+}
+
+/// Bytes read from the start of a file to tell whether it is binary.
+const BINARY_PROBE: usize = 8192;
+
+/// Mask one file in place (see the module's description).
+pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcome, Error> {
+    let io = |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let meta = std::fs::symlink_metadata(path).map_err(io)?;
+    if meta.file_type().is_symlink() {
+        // Renaming over a link would replace the link, not the file it names.
+        return Ok(Outcome::Skipped("a symbolic link".into()));
+    }
+    if !meta.is_file() {
+        return Ok(Outcome::Skipped("not a regular file".into()));
+    }
+    let modified = meta.modified().map_err(io)?;
+    if !opts.force {
+        let age = SystemTime::now()
+            .duration_since(modified)
+            .unwrap_or(Duration::ZERO);
+        if age < opts.min_age {
+            return Ok(Outcome::Skipped(format!(
+                "modified {}s ago, maybe by a live session (--force to scrub it anyway)",
+                age.as_secs()
+            )));
+        }
+    }
+    let raw = std::fs::read(path).map_err(io)?;
+    if memchr::memchr(0, &raw[..raw.len().min(BINARY_PROBE)]).is_some() {
+        return Ok(Outcome::Skipped("binary".into()));
+    }
+    let name = path.display().to_string();
+    let s = scrub(engine, &name, Kind::of(path), &raw)?;
+    if !s.changed(&raw) {
+        return Ok(Outcome::Clean);
+    }
+    if !opts.dry_run {
+        replace(path, &s.bytes, &meta, raw.len())?;
+    }
+    Ok(Outcome::Changed(s))
+}
+
+/// Put `bytes` in place of `path`: a temporary file in the same directory with the file's
+/// permissions and modification time, renamed over it, unless the file changed since it was
+/// read (`meta`, `len`).
+fn replace(path: &Path, bytes: &[u8], meta: &std::fs::Metadata, len: usize) -> Result<(), Error> {
+    use std::io::Write;
+    let io = |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.leakhound-tmp-{}", std::process::id()));
+    let result = (|| -> Result<(), Error> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io)?;
+        f.set_permissions(meta.permissions()).map_err(io)?;
+        f.write_all(bytes).map_err(io)?;
+        if let Ok(m) = meta.modified() {
+            f.set_times(std::fs::FileTimes::new().set_modified(m))
+                .map_err(io)?;
+        }
+        f.sync_all().map_err(io)?;
+        // The agent may have appended since the file was read: its new lines would be lost.
+        let now = std::fs::symlink_metadata(path).map_err(io)?;
+        if now.len() != len as u64 || now.modified().ok() != meta.modified().ok() {
+            return Err(Error::Raced {
+                path: path.display().to_string(),
+            });
+        }
+        std::fs::rename(&tmp, path).map_err(io)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Every file under `paths` (a named file is itself), in name order; links are not followed,
+/// no ignore file is honoured, hidden files are included. An error names its path.
+pub fn files(paths: &[PathBuf], mut visit: impl FnMut(Result<PathBuf, (PathBuf, String)>)) {
+    for root in paths {
+        let walk = ignore::WalkBuilder::new(root)
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(false)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .build();
+        for entry in walk {
+            match entry {
+                Ok(e) => {
+                    let is_file = e.file_type().is_some_and(|t| !t.is_dir());
+                    let ours = e.file_name().to_string_lossy().contains(".leakhound-tmp-");
+                    if is_file && !ours {
+                        visit(Ok(e.into_path()));
+                    }
+                }
+                Err(err) => {
+                    let path = match &err {
+                        ignore::Error::WithPath { path, .. } => path.clone(),
+                        _ => root.clone(),
+                    };
+                    let msg = match err.io_error() {
+                        Some(io) => io.to_string(),
+                        None => err.to_string(),
+                    };
+                    visit(Err((path, msg)));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> Engine {
+        Engine::new(crate::rules::builtin()).unwrap()
+    }
+
+    // Fake, generated for this test.
+    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
+    const SECRET: &str = "1tUm636uS1yOEcfP5pvfqJ/ml36mF7AkyHsEU0IU";
+
+    #[test]
+    fn jsonl_lines_stay_json_and_untouched_lines_stay_equal() {
+        let e = engine();
+        let raw = format!(
+            "{{\"a\": 1}}\r\n{{\"out\": \"aws_access_key_id={KEY}\\naws_secret_access_key={SECRET}\"}}\nnot json {KEY}\n\n"
+        );
+        let s = scrub(&e, "t", Kind::Jsonl, raw.as_bytes()).unwrap();
+        let out = String::from_utf8(s.bytes).unwrap();
+        assert!(!out.contains(KEY) && !out.contains(SECRET), "{out}");
+        let lines: Vec<&str> = out.split('\n').collect();
+        assert_eq!(lines[0], "{\"a\": 1}\r");
+        serde_json::from_str::<serde_json::Value>(lines[1]).unwrap();
+        assert_eq!(s.text_lines, vec![3]);
+        assert!(s.changes.iter().any(|c| c.line == 2));
+        assert!(s.changes.iter().any(|c| c.line == 3));
+        assert!(out.ends_with("\n\n"));
+    }
+
+    #[test]
+    fn markers_are_counted_per_line() {
+        let c = marker_changes(b"a [REDACTED:x]\nb", b"a [REDACTED:x]\nb [REDACTED:y]");
+        assert_eq!(
+            c,
+            vec![Change {
+                line: 2,
+                rule_id: "y".into()
+            }]
+        );
+    }
+}
