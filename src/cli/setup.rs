@@ -3,7 +3,7 @@
 
 use super::args::{ColorChoice, FormatArg, ReportArgs, RulesArgs};
 use crate::deliver::Delivery;
-use crate::engine::Engine;
+use crate::engine::{Engine, Startup};
 use crate::model::Warning;
 use crate::policy::{self, Config, Policy};
 use crate::report::{printable, HumanOptions};
@@ -28,6 +28,10 @@ pub fn config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, S
 
 /// The rule set: built-ins plus the operator's files, minus disabled rules.
 pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
+    engine_for(cfg, extra, Startup::Throughput)
+}
+
+fn engine_for(cfg: &Config, extra: &[PathBuf], startup: Startup) -> Result<Engine> {
     let mut set = rules::builtin();
     for files in [&cfg.rules.files[..], extra] {
         let loaded = rules::load_files(files)?;
@@ -39,16 +43,20 @@ pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
             .context("a gitleaks config's allowlist targetRules or disabledRules")?;
     }
     rules::disable(&mut set, &cfg.rules.disable).context("rules.disable")?;
-    checked_engine(set)
+    checked_engine_for(set, startup)
 }
 
 /// The engine for `set`, after the operator's rules (all but the built-in ones) passed their
 /// checks: known validators, and their examples and negatives through the whole engine.
 pub fn checked_engine(set: Vec<rules::Rule>) -> Result<Engine> {
+    checked_engine_for(set, Startup::Throughput)
+}
+
+fn checked_engine_for(set: Vec<rules::Rule>, startup: Startup) -> Result<Engine> {
     if let Some(e) = crate::validate::check_rules(&set).first() {
         bail!("{e}");
     }
-    let engine = Engine::new(set)?;
+    let engine = Engine::with_startup(set, startup)?;
     // The built-in rules are checked by the test suite; an operator's are checked here, so a
     // rule that cannot find its own examples fails loudly instead of finding nothing.
     let failures = crate::engine::check(&engine, |r| !rules::is_builtin(r));
@@ -65,6 +73,13 @@ pub fn checked_engine(set: Vec<rules::Rule>) -> Result<Engine> {
 pub fn masking_engine(r: &RulesArgs) -> Result<Engine> {
     let (cfg, _) = config(r.config.as_deref(), &[])?;
     Ok(engine(&cfg, &r.rule_files)?.without_companions())
+}
+
+/// [`masking_engine`] for a process that masks one small input and exits (`hook`): quicker to
+/// build, a little slower to search.
+pub fn quick_masking_engine(r: &RulesArgs) -> Result<Engine> {
+    let (cfg, _) = config(r.config.as_deref(), &[])?;
+    Ok(engine_for(&cfg, &r.rule_files, Startup::Latency)?.without_companions())
 }
 
 /// Make every fingerprint of this run with the operator's key (see `policy::fingerprint_key`).
