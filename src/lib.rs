@@ -23,4 +23,6 @@ pub mod rules;
 pub mod scan;
 pub mod scrub;
 pub mod source;
+#[cfg(test)]
+mod testing;
 pub mod validate;

@@ -375,14 +375,7 @@ pub fn files(paths: &[PathBuf], mut visit: impl FnMut(Result<PathBuf, (PathBuf, 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn engine() -> Engine {
-        Engine::new(crate::rules::builtin()).unwrap()
-    }
-
-    // Fake, generated for this test.
-    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
-    const SECRET: &str = "1tUm636uS1yOEcfP5pvfqJ/ml36mF7AkyHsEU0IU";
+    use crate::testing::{engine, KEY, SECRET};
 
     #[test]
     fn jsonl_lines_stay_json_and_untouched_lines_stay_equal() {

@@ -427,14 +427,7 @@ pub fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn engine() -> Engine {
-        Engine::new(crate::rules::builtin()).unwrap()
-    }
-
-    // Fake, generated for this test (the shape of the documented example pair).
-    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
-    const SECRET: &str = "1tUm636uS1yOEcfP5pvfqJ/ml36mF7AkyHsEU0IU";
+    use crate::testing::{engine, KEY, SECRET};
 
     fn opts() -> Options {
         Options::default()

@@ -186,14 +186,7 @@ fn path_name(path: &[Step]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn engine() -> Engine {
-        Engine::new(crate::rules::builtin()).unwrap()
-    }
-
-    // Fake, generated for this test: the documented example pair's shape.
-    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
-    const SECRET: &str = "1tUm636uS1yOEcfP5pvfqJ/ml36mF7AkyHsEU0IU";
+    use crate::testing::{engine, KEY, SECRET};
 
     #[test]
     fn a_json_document_keeps_its_shape() {

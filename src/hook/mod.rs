@@ -308,17 +308,12 @@ fn withheld_copy(v: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::testing::{KEY, SECRET};
 
     fn engine() -> Engine {
-        Engine::new(crate::rules::builtin())
-            .unwrap()
-            .without_companions()
+        crate::testing::engine().without_companions()
     }
-
-    // Fake, generated for these tests (the shape of AWS's documented example pair).
-    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
-    const SECRET: &str = "1tUm636uS1yOEcfP5pvfqJ/ml36mF7AkyHsEU0IU";
+    use serde_json::json;
 
     #[test]
     fn a_claude_bash_result_keeps_its_shape() {

@@ -1,0 +1,12 @@
+//! What the unit tests share: the built-in engine and one fake AWS key pair.
+
+use crate::engine::Engine;
+
+pub fn engine() -> Engine {
+    Engine::new(crate::rules::builtin()).unwrap()
+}
+
+// Fake: an AWS key id in the documented shape (its account decodes to 052310077262) and a
+// random 40-character secret, never a live pair.
+pub const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
+pub const SECRET: &str = "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";
