@@ -487,48 +487,18 @@ impl Prefixes {
     }
 }
 
-/// A copy of a notebook with every secret in its cells and outputs replaced by
-/// `[REDACTED:rule-id]`, and how many were replaced. The mask holds no quote or backslash, so
-/// a valid notebook stays valid JSON. A notebook that is not JSON is masked as plain text
-/// (`valid_json` false).
+/// A copy of a notebook with every secret replaced by `[REDACTED:rule-id]`, and how many were
+/// replaced: the same structural masking as hooks and transcripts ([`mask_json`]: every
+/// string, decoded views included), so a valid notebook stays valid JSON. A notebook that is
+/// not JSON is masked as plain text (`valid_json` false).
 pub fn redact_notebook(engine: &Engine, raw: &[u8]) -> (Vec<u8>, usize, bool) {
-    let (mut spans, valid) = match crate::source::notebook::parts(raw) {
-        Some(parts) => (
-            parts
-                .iter()
-                .flat_map(|p| {
-                    engine.scan(&p.view.bytes).into_iter().map(|m| {
-                        let (s, e) = p.view.original(m.start, m.end);
-                        (s, e, m.rule)
-                    })
-                })
-                .collect::<Vec<_>>(),
-            true,
-        ),
-        None => (
-            engine
-                .scan(raw)
-                .into_iter()
-                .map(|m| (m.start, m.end, m.rule))
-                .collect(),
-            false,
-        ),
-    };
-    spans.sort_unstable();
-    let mut out = Vec::with_capacity(raw.len());
-    let mut at = 0;
-    let mut n = 0;
-    for (s, e, rule) in spans {
-        if s < at {
-            continue;
+    match mask_json(engine, "notebook", raw) {
+        Some(m) => (m.bytes, m.findings.len(), true),
+        None => {
+            let m = mask_text(engine, "notebook", raw);
+            (m.bytes, m.findings.len(), false)
         }
-        out.extend_from_slice(&raw[at..s]);
-        out.extend_from_slice(format!("[REDACTED:{}]", engine.rules()[rule].id).as_bytes());
-        at = e;
-        n += 1;
     }
-    out.extend_from_slice(&raw[at..]);
-    (out, n, valid)
 }
 
 #[cfg(test)]

@@ -150,3 +150,21 @@ fn redact_notebook_masks_and_stays_valid() {
     assert_eq!(v["cells"][1]["outputs"][1], orig["cells"][1]["outputs"][1]);
     assert_eq!(sb.run(&["scan", "out.ipynb"]).code, 0);
 }
+
+#[test]
+fn redact_notebook_masks_what_scan_finds_in_decoded_views_too() {
+    use base64::Engine as _;
+    let sb = Sandbox::new();
+    let gh = fake_github(504);
+    // A token printed base64-encoded by a cell: `scan` finds it in the decoded view, so the
+    // redacted copy must not keep it.
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("GITHUB_TOKEN={gh}\n"));
+    sb.write("in.ipynb", notebook("not-a-secret", &encoded));
+    assert_eq!(sb.run(&["scan", "in.ipynb"]).code, 1);
+    let r = sb.run(&["redact-notebook", "in.ipynb", "-o", "out.ipynb"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = std::fs::read_to_string(sb.path("out.ipynb")).unwrap();
+    assert!(!out.contains(&encoded[..24]), "{out}");
+    serde_json::from_str::<serde_json::Value>(&out).expect("still JSON");
+    assert_eq!(sb.run(&["scan", "out.ipynb"]).code, 0);
+}
