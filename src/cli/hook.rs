@@ -68,6 +68,9 @@ pub fn hook(a: &HookArgs) -> Result<i32> {
         answer.outcome,
         &answer.findings,
     );
+    // The process ends after this answer: freeing the engine's automata and compiled rules
+    // would only add to the agent's wait.
+    std::mem::forget(engine);
     print(&answer.stdout)
 }
 

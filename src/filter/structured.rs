@@ -2,18 +2,17 @@
 //! line. A JSON document keeps its shape: only string values holding a secret change, every
 //! other byte stays as it was, and the result is valid JSON again.
 //!
-//! A JSON document is scanned twice: once as written, so a secret's key gives it context
-//! (`"SecretAccessKey": "…"`) and decoded views (base64) are found; then every string with
-//! escapes is scanned decoded, so `\n`, `\"`, `\u002B` or `\u001b[31m` inside a token cannot
-//! hide it. Each secret's span is widened to whole escapes and cut at string boundaries, so a
-//! mask never leaves half an escape behind or replaces a quote.
+//! A JSON document is scanned once, with its strings' escapes decoded in place: a secret's
+//! key gives it context (`"SecretAccessKey": "…"`), `\n`, `\"`, `\u002B` or `\u001b[31m`
+//! inside a token cannot hide it, and decoded views (base64) are found as in any text. Each
+//! secret's span is mapped back to the document, widened to whole escapes and cut at string
+//! boundaries, so a mask never leaves half an escape behind or replaces a quote.
 
 use super::{detect, findings_in, Masker, Visible};
-use crate::decode::json::{self, Step, StringAt};
-use crate::engine::{Engine, Match};
+use crate::decode::json::{self, StringAt};
+use crate::engine::Engine;
 use crate::model::{Finding, Origin};
 use crate::source::Provenance;
-use std::collections::HashSet;
 
 /// A masked copy and what was masked in it.
 #[derive(Debug)]
@@ -30,63 +29,32 @@ pub fn mask_text(engine: &Engine, name: &str, text: &[u8]) -> Masked {
 }
 
 /// `doc` with every secret in its string values masked, or `None` when it is not JSON.
-/// Findings from the document as written carry `name`; those found only in a decoded string
-/// carry `name` and the string's path (`tool_response.stdout`), with positions in the decoded
-/// string.
+/// Findings carry `name`, with lines and columns of the decoded text (a tool's stdout line,
+/// not the one line of JSON it is escaped into).
 pub fn mask_json(engine: &Engine, name: &str, doc: &[u8]) -> Option<Masked> {
     let strings = json::strings(doc)?;
+    // Outside strings valid JSON has no backslash, so this decodes the strings in place.
+    let text = json::unescape(doc, 0);
+    let (_, plain, decoded) = detect(engine, &Visible::new(&text.bytes));
     let provenance = Provenance::Stream {
         name: name.to_string(),
     };
-    let (_, plain, decoded) = detect(engine, &Visible::new(doc));
-    let mut findings = findings_in(
+    let findings = findings_in(
         engine,
-        doc,
+        &text.bytes,
         (&plain, &decoded),
-        0..doc.len(),
+        0..text.bytes.len(),
         &provenance,
         Origin::START,
     );
-    let mut spans: Vec<(usize, usize, usize)> = plain
+    let spans = plain
         .iter()
         .chain(decoded.iter().map(|(m, _)| m))
-        .map(|m| (m.start, m.end, m.rule))
+        .map(|m| {
+            let (start, end) = text.original(m.start, m.end);
+            (start, end, m.rule)
+        })
         .collect();
-    let mut known: HashSet<(usize, usize, usize)> = spans.iter().copied().collect();
-    for s in strings
-        .iter()
-        .filter(|s| doc[s.start..s.end].contains(&b'\\'))
-    {
-        let view = json::unescape(&doc[s.start..s.end], s.start);
-        let (_, p, d) = detect(engine, &Visible::new(&view.bytes));
-        let fresh = |m: &Match, known: &mut HashSet<_>| {
-            let (start, end) = view.original(m.start, m.end);
-            known.insert((start, end, m.rule))
-        };
-        let p: Vec<Match> = p.into_iter().filter(|m| fresh(m, &mut known)).collect();
-        let d: Vec<_> = d
-            .into_iter()
-            .filter(|(m, _)| fresh(m, &mut known))
-            .collect();
-        if p.is_empty() && d.is_empty() {
-            continue;
-        }
-        for m in p.iter().chain(d.iter().map(|(m, _)| m)) {
-            let (start, end) = view.original(m.start, m.end);
-            spans.push((start, end, m.rule));
-        }
-        let at = Provenance::Stream {
-            name: format!("{name} {}", path_name(&s.path)),
-        };
-        findings.extend(findings_in(
-            engine,
-            &view.bytes,
-            (&p, &d),
-            0..view.bytes.len(),
-            &at,
-            Origin::START,
-        ));
-    }
     Some(Masked {
         bytes: splice(engine, doc, &strings, spans),
         findings,
@@ -164,23 +132,6 @@ fn escape_starts(body: &[u8], offset: usize) -> Vec<usize> {
     }
     cuts.push(offset + body.len());
     cuts
-}
-
-/// `tool_response.stdout`, `content[0].text`.
-fn path_name(path: &[Step]) -> String {
-    let mut s = String::new();
-    for step in path {
-        match step {
-            Step::Key(k) => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(k);
-            }
-            Step::Index(i) => s.push_str(&format!("[{i}]")),
-        }
-    }
-    s
 }
 
 #[cfg(test)]
