@@ -62,64 +62,35 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
         );
         return Ok(EXIT_CLEAN);
     }
-    let mut errors = 0;
-    let mut out = std::io::stdout().lock();
-    for agent in list {
-        let plan = match agents::plan_install(agent, scope, &env, &command_for(agent)?) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!(
-                    "leakhound: error: {}: {}",
-                    agent.name(),
-                    printable(&e.to_string())
-                );
-                errors += 1;
-                continue;
-            }
-        };
-        let events: Vec<&str> = agent.events().iter().map(|e| e.name).collect();
-        if !plan.changes() {
+    let code = apply(
+        a,
+        list,
+        |agent| agents::plan_install(agent, scope, &env, &command_for(agent)?).map_err(Into::into),
+        "already installed in",
+        |agent, plan| {
+            let events: Vec<&str> = agent.events().iter().map(|e| e.name).collect();
+            let backup = if plan.before.is_some() && plan.backup_path().exists() {
+                format!(" (backup: {})", shown(&plan.backup_path()))
+            } else {
+                String::new()
+            };
             eprintln!(
-                "leakhound: {}: already installed in {}",
+                "leakhound: {}: installed {} in {}{backup}",
                 agent.name(),
+                events.join(", "),
                 shown(&plan.path)
             );
-            continue;
-        }
-        if a.dry_run {
-            out.write_all(masked_diff(&plan)?.as_bytes())?;
-            continue;
-        }
-        if let Err(e) = plan.apply() {
-            eprintln!(
-                "leakhound: error: {}: {}",
-                agent.name(),
-                printable(&e.to_string())
-            );
-            errors += 1;
-            continue;
-        }
-        let backup = if plan.before.is_some() && plan.backup_path().exists() {
-            format!(" (backup: {})", shown(&plan.backup_path()))
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "leakhound: {}: installed {} in {}{backup}",
-            agent.name(),
-            events.join(", "),
-            shown(&plan.path)
-        );
-        if agent == Agent::Codex {
-            eprintln!(
-                "leakhound: codex: Codex runs a new hook only once it is trusted: review it with /hooks"
-            );
-        }
-    }
+            if agent == Agent::Codex {
+                eprintln!(
+                    "leakhound: codex: Codex runs a new hook only once it is trusted: review it with /hooks"
+                );
+            }
+        },
+    )?;
     if !a.dry_run {
         notes(&env)?;
     }
-    Ok(if errors > 0 { EXIT_ERROR } else { EXIT_CLEAN })
+    Ok(code)
 }
 
 pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
@@ -128,24 +99,57 @@ pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
     let list = chosen(&a.agents, |ag| {
         ag.detected(scope, &env) || ag.settings_file(scope, &env).exists()
     });
+    apply(
+        a,
+        list,
+        |agent| {
+            agents::plan_uninstall(agent, scope, &env, &command_for(agent)?).map_err(Into::into)
+        },
+        "not installed in",
+        |agent, plan| {
+            let what = match (&plan.after, plan.backup_path().exists()) {
+                (None, _) => "removed it (install had created it)".to_string(),
+                (Some(_), true) => format!(
+                    "removed leakhound's hooks; the file changed since install, so the backup {} is kept",
+                    shown(&plan.backup_path())
+                ),
+                (Some(_), false) => "removed leakhound's hooks".to_string(),
+            };
+            eprintln!("leakhound: {}: {}: {what}", agent.name(), shown(&plan.path));
+        },
+    )
+}
+
+/// Plan each agent's change, then show it (`--dry-run`) or make it and say what was done; an
+/// agent whose file cannot be changed is an error of its own and the others go on.
+fn apply(
+    a: &AgentsArgs,
+    list: Vec<Agent>,
+    plan_for: impl Fn(Agent) -> Result<Plan>,
+    unchanged: &str,
+    done: impl Fn(Agent, &Plan),
+) -> Result<i32> {
     let mut errors = 0;
     let mut out = std::io::stdout().lock();
+    let failed = |agent: Agent, e: &dyn std::fmt::Display| {
+        eprintln!(
+            "leakhound: error: {}: {}",
+            agent.name(),
+            printable(&e.to_string())
+        );
+    };
     for agent in list {
-        let plan = match agents::plan_uninstall(agent, scope, &env, &command_for(agent)?) {
+        let plan = match plan_for(agent) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!(
-                    "leakhound: error: {}: {}",
-                    agent.name(),
-                    printable(&e.to_string())
-                );
+                failed(agent, &e);
                 errors += 1;
                 continue;
             }
         };
         if !plan.changes() {
             eprintln!(
-                "leakhound: {}: not installed in {}",
+                "leakhound: {}: {unchanged} {}",
                 agent.name(),
                 shown(&plan.path)
             );
@@ -156,23 +160,11 @@ pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
             continue;
         }
         if let Err(e) = plan.apply() {
-            eprintln!(
-                "leakhound: error: {}: {}",
-                agent.name(),
-                printable(&e.to_string())
-            );
+            failed(agent, &e);
             errors += 1;
             continue;
         }
-        let what = match (&plan.after, plan.backup_path().exists()) {
-            (None, _) => "removed it (install had created it)".to_string(),
-            (Some(_), true) => format!(
-                "removed leakhound's hooks; the file changed since install, so the backup {} is kept",
-                shown(&plan.backup_path())
-            ),
-            (Some(_), false) => "removed leakhound's hooks".to_string(),
-        };
-        eprintln!("leakhound: {}: {}: {what}", agent.name(), shown(&plan.path));
+        done(agent, &plan);
     }
     Ok(if errors > 0 { EXIT_ERROR } else { EXIT_CLEAN })
 }
