@@ -30,12 +30,9 @@ pub enum MergeError {
         first: String,
         expected: String,
     },
-    #[error("{file}: {source}")]
-    Io {
-        file: String,
-        #[source]
-        source: io::Error,
-    },
+    // The I/O error is part of the message, not a source: a chain would say it twice.
+    #[error("{file}: {cause}")]
+    Io { file: String, cause: io::Error },
 }
 
 /// Fields of a finding that belong to one place, not to the credential.
@@ -114,9 +111,9 @@ impl Merger {
         input: impl BufRead,
         seen: Option<&str>,
     ) -> Result<(), MergeError> {
-        let io_err = |source| MergeError::Io {
+        let io_err = |cause| MergeError::Io {
             file: name.to_string(),
-            source,
+            cause,
         };
         self.reports += 1;
         let mut lines = input.lines();
