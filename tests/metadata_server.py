@@ -1,6 +1,8 @@
 """A local instance metadata service and ECS/EKS container credential endpoint for the
 runtime-audit tests, speaking the documented protocols, handing out credentials that moto's
-STS mints (moto's own metadata endpoint has fixed, non-AWS-shaped keys and no IMDSv2).
+STS mints for two roles it creates first: `instance-role` (allowed everything) behind the
+metadata service, `task-role` (S3 reads) behind the container endpoint. moto's own metadata
+endpoint has fixed, non-AWS-shaped keys and no IMDSv2.
 
     python3 tests/metadata_server.py MOTO_ENDPOINT [--v1]
 
@@ -27,13 +29,38 @@ allow_v1 = "--v1" in sys.argv[2:]
 ECS_AUTH = "ecs-test-authorization"
 ROLE = "instance-role"
 
-sts = boto3.client(
-    "sts",
-    endpoint_url=endpoint,
-    region_name="us-east-1",
-    aws_access_key_id="bootstrap",
-    aws_secret_access_key="bootstrap",
+def client(service):
+    return boto3.client(
+        service,
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="bootstrap",
+        aws_secret_access_key="bootstrap",
+    )
+
+
+sts = client("sts")
+iam = client("iam")
+TRUST = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+        ],
+    }
 )
+# The instance role may do anything (what --max-reach must refuse); the task role only reads S3.
+POLICIES = {
+    ROLE: {"Effect": "Allow", "Action": "*", "Resource": "*"},
+    "task-role": {"Effect": "Allow", "Action": ["s3:GetObject", "s3:ListBucket"], "Resource": "*"},
+}
+for role, statement in POLICIES.items():
+    iam.create_role(RoleName=role, AssumeRolePolicyDocument=TRUST)
+    iam.put_role_policy(
+        RoleName=role,
+        PolicyName="access",
+        PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [statement]}),
+    )
 
 
 def mint(role):

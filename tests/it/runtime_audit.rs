@@ -51,6 +51,7 @@ fn audit(sb: &Sandbox, rt: Option<&Runtime>, extra: &[&str]) -> Run {
         Some(rt) => {
             let base = format!("http://127.0.0.1:{}", rt.metadata.announced);
             c.env("AWS_ENDPOINT_URL_STS", &rt.moto)
+                .env("AWS_ENDPOINT_URL_IAM", &rt.moto)
                 .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &base)
                 .env(
                     "AWS_CONTAINER_CREDENTIALS_FULL_URI",
@@ -149,26 +150,60 @@ fn imdsv2_only_is_no_warning_and_a_bare_runtime_answers_clean() {
         doc["warnings"]
     );
     assert_eq!(key_ids(&doc).len(), 2);
-    // Each live set's reach was read; these roles' policies cannot be (moto knows no such
-    // role), so their reach is unknown, which a threshold below admin refuses.
-    let reach: Vec<&str> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["reach"]["level"].as_str())
-        .collect();
+    // Each live set's reach was read from its role's policies: the instance role may do
+    // anything, the task role only read S3.
+    let reach_of = |doc: &Value, source: &str| -> Vec<String> {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["path"].as_str().unwrap().contains(source))
+            .filter_map(|f| f["reach"]["level"].as_str().map(String::from))
+            .collect()
+    };
+    let imds = reach_of(&doc, "imds ");
     assert!(
-        !reach.is_empty() && reach.iter().all(|l| *l == "unknown"),
-        "{reach:?}"
+        !imds.is_empty() && imds.iter().all(|l| l == "admin"),
+        "{imds:?}"
     );
-    let strict = audit(
-        &sb,
-        Some(&rt),
-        &["--no-processes", "--max-reach", "read-only"],
+    let ecs = reach_of(&doc, "/ecs/creds");
+    assert!(
+        !ecs.is_empty() && ecs.iter().all(|l| l == "read-only"),
+        "{ecs:?}"
     );
+    // An admin role behind the metadata service fails a runtime that allows less.
+    let strict = audit(&sb, Some(&rt), &["--no-processes", "--max-reach", "write"]);
     assert_eq!(strict.code, 1, "{}", strict.stderr);
     let lenient = audit(&sb, Some(&rt), &["--no-processes", "--max-reach", "admin"]);
     assert_eq!(lenient.code, 0, "{}", lenient.stderr);
+    // Without the metadata service, the read-only task role is within `read-only`.
+    let base = format!("http://127.0.0.1:{}", rt.metadata.announced);
+    let mut no_imds = sb.cmd();
+    no_imds
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.path("home"))
+        .env("XDG_STATE_HOME", sb.path("state"))
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ENDPOINT_URL_STS", &rt.moto)
+        .env("AWS_ENDPOINT_URL_IAM", &rt.moto)
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env(
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            format!("{base}/ecs/creds"),
+        )
+        .env(
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+            "ecs-test-authorization",
+        )
+        .args([
+            "runtime-audit",
+            "--no-processes",
+            "--max-reach",
+            "read-only",
+        ]);
+    let r = to_run(no_imds.output().unwrap());
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
 
     let bare = audit(&sb, None, &["--no-processes"]);
     assert_eq!(bare.code, 0, "{}", bare.stderr);
