@@ -7,7 +7,8 @@
 //! entries are held in memory, never whole reports: JSON Lines input is read line by line.
 //! The output does not depend on the order of the inputs.
 
-use crate::model::Secret;
+use crate::model::{Confidence, Secret};
+use serde::Deserialize as _;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{self, BufRead, Write};
@@ -61,7 +62,8 @@ const PER_PLACE: &[&str] = &[
 struct Entry {
     rule: String,
     name: String,
-    confidence: String,
+    /// The highest any report gave it.
+    confidence: Option<Confidence>,
     secret: String,
     redacted: bool,
     sets: BTreeSet<String>,
@@ -235,21 +237,20 @@ impl Merger {
         } else {
             (Secret::new(raw_secret.as_bytes()).redacted(), true)
         };
+        let confidence = f
+            .get("confidence")
+            .and_then(|c| Confidence::deserialize(c).ok());
         let entry = self.entries.entry(fingerprint).or_insert_with(|| Entry {
             rule: rule.clone(),
             name: text(&f, "name").unwrap_or_default(),
-            confidence: text(&f, "confidence").unwrap_or_default(),
+            confidence,
             secret,
             redacted,
             sets: BTreeSet::new(),
             extra: Map::new(),
             locations: BTreeMap::new(),
         });
-        if let Some(c) = text(&f, "confidence") {
-            if rank(&c) > rank(&entry.confidence) {
-                entry.confidence = c;
-            }
-        }
+        entry.confidence = entry.confidence.max(confidence);
         if let Some(s) = text(&f, "credential_set") {
             entry.sets.insert(s);
         }
@@ -369,8 +370,11 @@ impl Merger {
     fn sorted(&self) -> Vec<(&String, &Entry)> {
         let mut v: Vec<(&String, &Entry)> = self.entries.iter().collect();
         v.sort_by(|a, b| {
-            let first = |e: &Entry| e.locations.keys().next().cloned();
-            (first(a.1), &a.1.rule, a.0).cmp(&(first(b.1), &b.1.rule, b.0))
+            (a.1.locations.keys().next(), &a.1.rule, a.0).cmp(&(
+                b.1.locations.keys().next(),
+                &b.1.rule,
+                b.0,
+            ))
         });
         v
     }
@@ -390,25 +394,18 @@ impl Merger {
                     "partialFingerprints": {"leakhound/v1": fp},
                     "locations": e.locations.values().map(|p| json!({
                         "physicalLocation": {
-                            "artifactLocation": {"uri": p.path},
+                            "artifactLocation": {"uri": super::sarif::uri(&p.path)},
                             "region": {"startLine": p.line.max(1), "startColumn": p.column.max(1)},
                         },
                     })).collect::<Vec<_>>(),
                 })
             })
             .collect();
-        json!({
-            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-            "version": "2.1.0",
-            "runs": [{
-                "tool": {"driver": {
-                    "name": "leakhound",
-                    "version": env!("CARGO_PKG_VERSION"),
-                    "rules": rules.iter().map(|(id, name)| json!({"id": id, "name": name, "shortDescription": {"text": name}})).collect::<Vec<_>>(),
-                }},
-                "results": results,
-            }],
-        })
+        let rules = rules
+            .iter()
+            .map(|(id, name)| json!({"id": id, "name": name, "shortDescription": {"text": name}}))
+            .collect();
+        super::sarif::document(rules, results)
     }
 }
 
@@ -423,7 +420,7 @@ fn entry_json(fp: &str, e: &Entry) -> Value {
         "fingerprint": fp,
         "rule": e.rule,
         "name": e.name,
-        "confidence": e.confidence,
+        "confidence": e.confidence.map_or("", Confidence::as_str),
         "secret": e.secret,
         "redacted": e.redacted,
         "credential_sets": e.sets,
@@ -464,15 +461,6 @@ fn widen(first: &mut Option<String>, last: &mut Option<String>, w: &str) {
     }
     if last.as_deref().is_none_or(|l| w > l) {
         *last = Some(w.to_string());
-    }
-}
-
-fn rank(c: &str) -> u8 {
-    match c {
-        "high" => 3,
-        "medium" => 2,
-        "low" => 1,
-        _ => 0,
     }
 }
 

@@ -25,7 +25,7 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
                         "shortDescription": {"text": rule.name},
                         "fullDescription": {"text": rule.description.clone().unwrap_or_else(|| format!("{} found in the input.", rule.name))},
                         "defaultConfiguration": {"level": "error"},
-                        "properties": {"tags": ["security", "secret"], "precision": precision(rule.confidence())},
+                        "properties": {"tags": ["security", "secret"], "precision": rule.confidence().as_str()},
                     }),
                 )
             })
@@ -62,30 +62,27 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
             result
         })
         .collect();
-    let doc = json!({
+    let doc = document(rules.into_iter().map(|(_, v)| v).collect(), results);
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+/// One run of leakhound with the driver's `rules` and the `results`: the document every
+/// SARIF leakhound writes (a scan's report, a merge of reports) is.
+pub(super) fn document(rules: Vec<Value>, results: Vec<Value>) -> Value {
+    json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {
                 "name": "leakhound",
                 "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+                "rules": rules,
             }},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
-    });
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)
-}
-
-/// SARIF's rule precision, from the rule's confidence.
-fn precision(c: crate::model::Confidence) -> &'static str {
-    match c {
-        crate::model::Confidence::High => "high",
-        crate::model::Confidence::Medium => "medium",
-        crate::model::Confidence::Low => "low",
-    }
+    })
 }
 
 fn rank(c: crate::model::Confidence) -> f64 {
@@ -121,7 +118,7 @@ fn origin(f: &crate::model::Finding) -> Option<Value> {
 }
 
 /// A relative path becomes a relative URI reference; an absolute one a `file://` URI.
-fn uri(path: &str) -> String {
+pub(super) fn uri(path: &str) -> String {
     let path = path.strip_prefix("./").unwrap_or(path);
     let mut out = String::with_capacity(path.len());
     if path.starts_with('/') {
