@@ -310,7 +310,7 @@ pub fn convert(origin: &str, text: &str) -> Result<Converted, RuleError> {
         out.global.push((targets, converted));
     }
     for r in &mut out.rules {
-        r.confidence = Some(r.confidence());
+        r.settle();
     }
     Ok(out)
 }

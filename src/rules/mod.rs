@@ -115,7 +115,7 @@ pub struct Rule {
     #[serde(skip)]
     pub origin: String,
     /// What its pattern says ([`facts`]): read by `build.rs` for the embedded set, so loading
-    /// it parses no pattern; `None` for the operator's rules, whose patterns are read at load.
+    /// it parses no pattern; read at load for the operator's rules ([`Rule::settle`]).
     #[serde(default, rename = "_facts")]
     pub facts: Option<facts::Facts>,
 }
@@ -159,7 +159,17 @@ impl Rule {
         self.confidence.unwrap_or_else(|| self.derived_confidence())
     }
 
-    /// What its pattern says: as `build.rs` read it for an embedded rule, else parsed now.
+    /// Read the pattern's facts once, unless the build did, and fix the confidence they give:
+    /// loading does this for every rule, so neither the engine nor a finding parses a pattern
+    /// again. A pattern that does not parse keeps no facts; compiling it names the error.
+    pub(crate) fn settle(&mut self) {
+        if self.facts.is_none() {
+            self.facts = facts::of(&self.pattern).ok();
+        }
+        self.confidence = Some(self.confidence());
+    }
+
+    /// What its pattern says: as loading read it, else parsed now.
     pub fn pattern_facts(&self) -> Result<facts::Facts, String> {
         match self.facts {
             Some(f) => Ok(f),
@@ -305,7 +315,7 @@ pub fn parse(origin: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
         r.origin = origin.to_string();
         // Facts are the build's to give: the operator's patterns are read as written.
         r.facts = None;
-        r.confidence = Some(r.confidence());
+        r.settle();
     }
     Ok(rules)
 }
@@ -359,7 +369,7 @@ pub fn builtin() -> Vec<Rule> {
             let origin = format!("{BUILTIN_ORIGIN}signatures/{name}");
             file.rules.into_iter().map(move |mut r| {
                 r.origin = origin.clone();
-                r.confidence = Some(r.confidence());
+                r.settle();
                 r
             })
         })
