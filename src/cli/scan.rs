@@ -176,20 +176,19 @@ pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
     if !files.is_empty() {
         outcome = outcome.merge(credential_files(&s, files));
     }
-    let mut imds_v1 = false;
-    if !a.no_endpoints {
-        let found = endpoints(&cfg);
-        for n in &found.notes {
-            eprintln!("leakhound: {}", crate::report::printable(n));
-        }
-        if let Some(v1) = found.imds_v1 {
-            imds_v1 = true;
-            warnings.push(("instance metadata service".to_string(), v1));
-        }
-        outcome = outcome.merge(s.scanner.held(&found.blobs, &warnings));
+    let found = if a.no_endpoints {
+        runtime::Endpoints::default()
     } else {
-        outcome = outcome.merge(s.scanner.held(&[], &warnings));
+        endpoints(&cfg)
+    };
+    for n in &found.notes {
+        eprintln!("leakhound: {}", crate::report::printable(n));
     }
+    let imds_v1 = found.imds_v1.is_some();
+    if let Some(v1) = found.imds_v1 {
+        warnings.push(("instance metadata service".to_string(), v1));
+    }
+    outcome = outcome.merge(s.scanner.held(&found.blobs, &warnings));
     let code = s.deliver(outcome, r)?;
     // An IMDSv1 endpoint is an exposure of its own, with or without a role behind it today.
     Ok(if imds_v1 && code == EXIT_CLEAN {

@@ -82,7 +82,7 @@ pub fn exit_code(
 }
 
 /// Each finding's validation status and reach, as [`exit_code`] takes them.
-pub fn statuses(findings: &[Finding]) -> impl Iterator<Item = Judged> + '_ {
+pub fn judged(findings: &[Finding]) -> impl Iterator<Item = Judged> + '_ {
     findings.iter().map(|f| {
         (
             f.validation.as_ref().map(|v| v.status),
@@ -156,7 +156,7 @@ pub fn deliver(
         report::write_baseline(&all, b)?;
     }
     Ok(Delivered {
-        code: exit_code(d.fail_on, statuses(&o.findings), o.summary.failed_inputs),
+        code: exit_code(d.fail_on, judged(&o.findings), o.summary.failed_inputs),
         validated,
     })
 }

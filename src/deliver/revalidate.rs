@@ -102,7 +102,7 @@ pub fn revalidate(
             }
         }
     }
-    let statuses: Vec<super::Judged> = lines
+    let judged: Vec<super::Judged> = lines
         .iter()
         .map(|v| {
             (
@@ -112,6 +112,6 @@ pub fn revalidate(
         })
         .collect();
     // A report line is a finding: the same rule as for a scan.
-    let code = exit_code(fail_on, statuses, 0);
+    let code = exit_code(fail_on, judged, 0);
     Ok(Revalidated { lines, code })
 }

@@ -8,11 +8,16 @@ use serde_json::Value;
 const KEY: &str = "merge-test-fingerprint-key-0123456789";
 
 fn leakhound(repo: &Repo, args: &[&str]) -> Run {
+    leakhound_keyed(repo, KEY, args)
+}
+
+/// [`leakhound`] with another fingerprint key.
+fn leakhound_keyed(repo: &Repo, key: &str, args: &[&str]) -> Run {
     let o = repo
         .sb
         .cmd()
         .current_dir(repo.sb.dir.path())
-        .env("LEAKHOUND_FINGERPRINT_KEY", KEY)
+        .env("LEAKHOUND_FINGERPRINT_KEY", key)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .args(args)
@@ -154,18 +159,12 @@ fn one_entry_per_credential_across_files_git_and_env() {
 fn reports_made_with_different_keys_or_not_reports_are_refused() {
     let repo = Repo::new();
     three_reports(&repo);
-    let other = repo
-        .sb
-        .cmd()
-        .current_dir(repo.sb.dir.path())
-        .env(
-            "LEAKHOUND_FINGERPRINT_KEY",
-            "another-key-entirely-0123456789",
-        )
-        .args(["scan", "tree", "--format", "json", "-o", "other.json"])
-        .output()
-        .unwrap();
-    assert_eq!(other.status.code(), Some(1));
+    let other = leakhound_keyed(
+        &repo,
+        "another-key-entirely-0123456789",
+        &["scan", "tree", "--format", "json", "-o", "other.json"],
+    );
+    assert_eq!(other.code, 1);
     let r = leakhound(&repo, &["report", "merge", "files.json", "other.json"]);
     assert_eq!(r.code, 2);
     assert!(

@@ -39,6 +39,11 @@ fn start(v1: bool) -> Runtime {
 /// runtime-audit in `sb` with a clean environment: HOME in the sandbox, the endpoints and
 /// STS pointed at the local servers.
 fn audit(sb: &Sandbox, rt: Option<&Runtime>, extra: &[&str]) -> Run {
+    to_run(audit_cmd(sb, rt, extra).output().unwrap())
+}
+
+/// The command [`audit`] runs, for a test to set more of its environment.
+fn audit_cmd(sb: &Sandbox, rt: Option<&Runtime>, extra: &[&str]) -> Command {
     let mut c = sb.cmd();
     c.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -73,7 +78,7 @@ fn audit(sb: &Sandbox, rt: Option<&Runtime>, extra: &[&str]) -> Run {
             );
         }
     }
-    to_run(c.output().unwrap())
+    c
 }
 
 fn key_ids(doc: &Value) -> Vec<(String, String, String)> {
@@ -177,31 +182,12 @@ fn imdsv2_only_is_no_warning_and_a_bare_runtime_answers_clean() {
     let lenient = audit(&sb, Some(&rt), &["--no-processes", "--max-reach", "admin"]);
     assert_eq!(lenient.code, 0, "{}", lenient.stderr);
     // Without the metadata service, the read-only task role is within `read-only`.
-    let base = format!("http://127.0.0.1:{}", rt.metadata.announced);
-    let mut no_imds = sb.cmd();
-    no_imds
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", sb.path("home"))
-        .env("XDG_STATE_HOME", sb.path("state"))
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_ENDPOINT_URL_STS", &rt.moto)
-        .env("AWS_ENDPOINT_URL_IAM", &rt.moto)
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env(
-            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-            format!("{base}/ecs/creds"),
-        )
-        .env(
-            "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-            "ecs-test-authorization",
-        )
-        .args([
-            "runtime-audit",
-            "--no-processes",
-            "--max-reach",
-            "read-only",
-        ]);
+    let mut no_imds = audit_cmd(
+        &sb,
+        Some(&rt),
+        &["--no-processes", "--max-reach", "read-only"],
+    );
+    no_imds.env("AWS_EC2_METADATA_DISABLED", "true");
     let r = to_run(no_imds.output().unwrap());
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
 
