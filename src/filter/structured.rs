@@ -76,23 +76,40 @@ pub fn mask_value(
 }
 
 /// `doc` with each span masked: spans are cut to the string bodies they overlap (a span over
-/// no string is not a string's secret and stays) and widened to whole escapes; overlapping
-/// or touching pieces in one string share one marker.
+/// no string is not a string's secret and stays) and widened to whole escapes (spans from the
+/// decoded text already end on them; an escape JSON does not know, `\uZZZZ`, is kept as
+/// written and would not); overlapping or touching pieces in one string share one marker.
 fn splice(
     engine: &Engine,
     doc: &[u8],
     strings: &[StringAt],
-    spans: Vec<(usize, usize, usize)>,
+    mut spans: Vec<(usize, usize, usize)>,
 ) -> Vec<u8> {
+    spans.sort_unstable();
     let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
+    // The cut points of the last string a span fell in: a tool's output is one long string
+    // holding every secret, and its cuts are worked out once, not once per secret.
+    let mut cached: Option<(usize, Vec<usize>)> = None;
     for (s, e, rule) in spans {
         let first = strings.partition_point(|b| b.end <= s);
-        for b in strings[first..].iter().take_while(|b| b.start < e) {
+        for (k, b) in strings
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take_while(|(_, b)| b.start < e)
+        {
             let (cs, ce) = (s.max(b.start), e.min(b.end));
             if cs >= ce {
                 continue;
             }
-            let cuts = escape_starts(&doc[b.start..b.end], b.start);
+            let cuts = match &mut cached {
+                Some((i, c)) if *i == k => c,
+                slot => {
+                    &slot
+                        .insert((k, escape_starts(&doc[b.start..b.end], b.start)))
+                        .1
+                }
+            };
             let cs = cuts[cuts.partition_point(|&c| c <= cs) - 1];
             let ce = cuts[cuts.partition_point(|&c| c < ce).min(cuts.len() - 1)];
             pieces.push((cs, ce, rule));
