@@ -26,3 +26,4 @@ pub mod source;
 #[cfg(test)]
 mod testing;
 pub mod validate;
+pub mod write;

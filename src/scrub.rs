@@ -297,44 +297,29 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
     Ok(Outcome::Changed(s))
 }
 
-/// Put `bytes` in place of `path`: a temporary file in the same directory with the file's
-/// permissions and modification time, renamed over it, unless the file changed since it was
-/// read (`meta`, `len`).
+/// Put `bytes` in place of `path` with the file's permissions and modification time, unless
+/// the file changed since it was read (`meta`, `len`).
 fn replace(path: &Path, bytes: &[u8], meta: &std::fs::Metadata, len: usize) -> Result<(), Error> {
-    use std::io::Write;
     let io = |source| Error::Io {
         path: path.display().to_string(),
         source,
     };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.leakhound-tmp-{}", std::process::id()));
-    let result = (|| -> Result<(), Error> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(io)?;
-        f.set_permissions(meta.permissions()).map_err(io)?;
-        f.write_all(bytes).map_err(io)?;
-        if let Ok(m) = meta.modified() {
-            f.set_times(std::fs::FileTimes::new().set_modified(m))
-                .map_err(io)?;
-        }
-        f.sync_all().map_err(io)?;
-        // The agent may have appended since the file was read: its new lines would be lost.
-        let now = std::fs::symlink_metadata(path).map_err(io)?;
-        if now.len() != len as u64 || now.modified().ok() != meta.modified().ok() {
-            return Err(Error::Raced {
-                path: path.display().to_string(),
-            });
-        }
-        std::fs::rename(&tmp, path).map_err(io)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let keep = crate::write::Keep {
+        permissions: Some(meta.permissions()),
+        modified: meta.modified().ok(),
+    };
+    // The agent may have appended since the file was read: its new lines would be lost.
+    let unchanged = || {
+        let now = std::fs::symlink_metadata(path)?;
+        Ok(now.len() == len as u64 && now.modified().ok() == meta.modified().ok())
+    };
+    if crate::write::replace(path, bytes, keep, unchanged).map_err(io)? {
+        Ok(())
+    } else {
+        Err(Error::Raced {
+            path: path.display().to_string(),
+        })
     }
-    result
 }
 
 /// Every file under `paths` (a named file is itself), in name order; links are not followed,

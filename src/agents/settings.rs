@@ -153,33 +153,18 @@ fn backup_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Write `bytes` to `path` through a temporary file in the same directory renamed over it,
-/// with `mode` (the file's permissions before) if given.
+/// Write `bytes` to `path` by [`crate::write::replace`], with `mode` (the file's permissions
+/// before) if given.
 fn write_atomic(
     path: &Path,
     bytes: &[u8],
     mode: Option<std::fs::Permissions>,
 ) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.leakhound-tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        if let Some(m) = mode {
-            f.set_permissions(m)?;
-        }
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let keep = crate::write::Keep {
+        permissions: mode,
+        modified: None,
+    };
+    crate::write::replace(path, bytes, keep, || Ok(true)).map(drop)
 }
 
 fn read(path: &Path) -> Result<Option<String>, Error> {

@@ -109,7 +109,11 @@ fn mask_persisted(engine: &Engine, path: &Path, event: &Event, answer: &mut Answ
         if m.findings.is_empty() {
             return Ok(m.findings);
         }
-        replace(path, &m.bytes, meta.permissions())?;
+        let keep = crate::write::Keep {
+            permissions: Some(meta.permissions()),
+            modified: None,
+        };
+        crate::write::replace(path, &m.bytes, keep, || Ok(true))?;
         Ok(m.findings)
     })();
     match result {
@@ -126,29 +130,6 @@ fn mask_persisted(engine: &Engine, path: &Path, event: &Event, answer: &mut Answ
             crate::report::printable(&path.display().to_string())
         ),
     }
-}
-
-/// Write `bytes` to a new sibling of `path` (created exclusively, with `perms`) and rename it
-/// over `path`: a reader sees the old file or the new one, never half of it.
-fn replace(path: &Path, bytes: &[u8], perms: std::fs::Permissions) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let name = path.file_name().context("no file name")?.to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.leakhound-{}", std::process::id()));
-    let written = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.set_permissions(perms)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    Ok(written?)
 }
 
 /// The report (`--report`) and the audit log (`--audit-log`). A failure to write either is a
