@@ -156,10 +156,53 @@ impl InputArgs {
     }
 }
 
+/// Splitting the work between runs, and handing a run its inputs in a file.
+#[derive(Args)]
+pub struct ScaleArgs {
+    /// Scan only shard K of N (0-based): a deterministic share of the work (git blobs by id,
+    /// image layers by digest, files by path), so N runs with K = 0..N-1 scan every blob once
+    /// between them; `report merge --shards` joins their JSON reports. `auto/N` (or `auto`)
+    /// takes K from the scheduler: JOB_COMPLETION_INDEX (a Kubernetes Indexed Job),
+    /// CI_NODE_INDEX/CI_NODE_TOTAL (GitLab), CIRCLE_NODE_INDEX, BUILDKITE_PARALLEL_JOB or
+    /// LEAKHOUND_SHARD_INDEX.
+    #[arg(long, value_name = "K/N|auto/N")]
+    pub shard: Option<String>,
+    /// Also scan the inputs listed in FILE, one a line (blank lines and `#` comments are
+    /// skipped): paths, repositories or image references, as the command takes them.
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
+}
+
+impl ScaleArgs {
+    /// `--shard`, with `auto` read from the scheduler's variables; the whole when not given.
+    pub fn shard(&self) -> anyhow::Result<crate::model::Shard> {
+        match &self.shard {
+            None => Ok(crate::model::Shard::WHOLE),
+            Some(spec) => Ok(crate::model::Shard::parse(spec, |v| std::env::var(v).ok())?),
+        }
+    }
+
+    /// The lines of `--targets`, in order.
+    pub fn targets(&self) -> anyhow::Result<Vec<String>> {
+        use anyhow::Context as _;
+        let Some(file) = &self.targets else {
+            return Ok(Vec::new());
+        };
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("--targets {}", file.display()))?;
+        Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect())
+    }
+}
+
 #[derive(Args)]
 pub struct ScanArgs {
-    /// Files or directories; `-` for standard input.
-    #[arg(default_value = ".")]
+    /// Files or directories; `-` for standard input (default: `.`, unless --targets names
+    /// the inputs).
     pub paths: Vec<PathBuf>,
     /// Do not honour .gitignore, .ignore and git excludes.
     #[arg(long)]
@@ -170,6 +213,8 @@ pub struct ScanArgs {
     pub no_ignored_secret_files: bool,
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub scale: ScaleArgs,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -192,6 +237,9 @@ pub struct GitArgs {
     pub submodules: bool,
     #[command(flatten)]
     pub input: InputArgs,
+    /// With --targets, each repository's paths are reported under its line in the file.
+    #[command(flatten)]
+    pub scale: ScaleArgs,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -199,8 +247,8 @@ pub struct GitArgs {
 #[derive(Args)]
 pub struct ImageArgs {
     /// Images: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:TAG], or
-    /// [REGISTRY/]NAME[:TAG|@DIGEST] from a registry.
-    #[arg(required = true, value_name = "REF")]
+    /// [REGISTRY/]NAME[:TAG|@DIGEST] from a registry (or listed with --targets).
+    #[arg(value_name = "REF")]
     pub images: Vec<String>,
     /// Registry credentials (default: ~/.docker/config.json, else anonymous).
     #[arg(
@@ -219,6 +267,8 @@ pub struct ImageArgs {
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
+    pub scale: ScaleArgs,
+    #[command(flatten)]
     pub report: ReportArgs,
 }
 
@@ -234,6 +284,8 @@ pub struct EnvArgs {
     /// ~/.netrc, ~/.git-credentials, ~/.npmrc, ~/.pypirc, ~/.kube, ~/.config/gcloud, ~/.azure).
     #[arg(long)]
     pub runtime: bool,
+    #[command(flatten)]
+    pub scale: ScaleArgs,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -503,6 +555,13 @@ pub enum ReportCommand {
         /// Keep secrets that a report shows in full (redacted by default).
         #[arg(long)]
         show_secrets: bool,
+        /// The reports are the JSON reports of one run's shards (`--shard K/N`, every K
+        /// once): write the report that run would have written whole (json, jsonl or sarif).
+        #[arg(long, conflicts_with = "show_secrets")]
+        shards: bool,
+        /// With --shards: the rules the shards ran with, for SARIF's rule descriptions.
+        #[command(flatten)]
+        rules: RulesArgs,
     },
 }
 

@@ -87,7 +87,16 @@ pub fn main() -> i32 {
             reports,
             format,
             output,
+            show_secrets: _,
+            shards: true,
+            rules,
+        }) => tools::merge_shards(&reports, format.into(), output.as_deref(), &rules),
+        Command::Report(ReportCommand::Merge {
+            reports,
+            format,
+            output,
             show_secrets,
+            ..
         }) => tools::merge_reports(&reports, format.into(), output.as_deref(), show_secrets),
         Command::Completions { shell } => tools::completions(shell),
         Command::Man => tools::man(),

@@ -3,8 +3,10 @@
 use super::args::{EnvArgs, GitArgs, ImageArgs, RuntimeAuditArgs, ScanArgs};
 use super::setup::{print_warning, Session};
 use super::{EXIT_CLEAN, EXIT_FINDINGS};
+use crate::model::{Shard, ShardNotes};
 use crate::rules::Confidence;
-use crate::source::fs::WalkOptions;
+use crate::scan::Outcome;
+use crate::source::fs::{self, WalkOptions};
 use crate::source::runtime;
 use anyhow::{bail, Context as _, Result};
 use std::io::Write;
@@ -12,12 +14,21 @@ use std::path::{Path, PathBuf};
 
 pub fn scan(a: ScanArgs) -> Result<i32> {
     let r = &a.report;
+    let shard = a.scale.shard()?;
+    let mut paths = a.paths.clone();
+    paths.extend(a.scale.targets()?.into_iter().map(PathBuf::from));
+    if paths.is_empty() {
+        paths.push(PathBuf::from("."));
+    }
     // A missing path is reported by the walk, after the other paths are scanned (exit 2).
-    let stdin = a.paths.iter().any(|p| p.as_os_str() == "-");
-    if stdin && a.paths.len() > 1 {
+    let stdin = paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin && paths.len() > 1 {
         bail!("`-` (standard input) cannot be combined with other paths");
     }
-    let mut s = Session::new(r, &a.paths, Confidence::Medium)?;
+    if stdin && !shard.is_whole() {
+        bail!("`-` (standard input) is one stream and cannot be split into shards");
+    }
+    let mut s = Session::new(r, &paths, Confidence::Medium)?;
     s.scanner = s.scanner.with_archives(a.input.archives());
     let outcome = if stdin {
         s.scanner
@@ -25,25 +36,61 @@ pub fn scan(a: ScanArgs) -> Result<i32> {
             .context("reading standard input")?
     } else {
         let opts = WalkOptions {
-            paths: a.paths.clone(),
+            paths,
             ignore_files: !a.no_ignore,
             binary: a.input.binary,
             max_file_size: a.input.max_size(),
             threads: r.threads(),
             ignored_secret_files: !a.no_ignored_secret_files,
+            shard,
         };
         s.scan(r, |sc| sc.paths(&opts, &print_warning))
     };
-    s.deliver(outcome, r)
+    s.deliver(noted(outcome, shard), r)
+}
+
+/// A shard's outcome carries its notes (which shard it is, at least) into its JSON report.
+fn noted(mut o: Outcome, shard: Shard) -> Outcome {
+    if !shard.is_whole() {
+        o.notes.get_or_insert_with(|| ShardNotes::new(shard));
+    }
+    o
 }
 
 pub fn git(a: GitArgs) -> Result<i32> {
     use crate::source::git::{Repo, Select};
     let r = &a.report;
-    let dir = a.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-    let mut s = Session::new(r, std::slice::from_ref(&dir), Confidence::Medium)?;
+    let shard = a.scale.shard()?;
+    let targets = a.scale.targets()?;
+    // With a target list, each repository's paths are reported under its line.
+    let listed = !targets.is_empty();
+    let mut dirs: Vec<(PathBuf, String)> = Vec::new();
+    if let Some(d) = &a.repo {
+        let prefix = if listed {
+            prefix(&d.to_string_lossy())
+        } else {
+            String::new()
+        };
+        dirs.push((d.clone(), prefix));
+    }
+    dirs.extend(targets.iter().map(|t| (PathBuf::from(t), prefix(t))));
+    if dirs.is_empty() {
+        dirs.push((PathBuf::from("."), String::new()));
+    }
+    let scanned: Vec<PathBuf> = dirs.iter().map(|(d, _)| d.clone()).collect();
+    let mut s = Session::new(r, &scanned, Confidence::Medium)?;
     s.scanner = s.scanner.with_archives(a.input.archives());
-    let repo = Repo::open(&dir).with_context(|| format!("{}", dir.display()))?;
+    let mut repos = Vec::new();
+    let mut unopened = Vec::new();
+    for (dir, prefix) in dirs {
+        match Repo::open(&dir) {
+            Ok(repo) => repos.push((repo, prefix)),
+            Err(e) if !listed => return Err(e).with_context(|| format!("{}", dir.display())),
+            // Every shard fails to open it; the one that owns it reports it.
+            Err(e) if shard.owns(&prefix) => unopened.push((dir.display().to_string(), e)),
+            Err(_) => {}
+        }
+    }
     let select = match (a.staged, &a.since, &a.range) {
         (true, _, _) => Select::Staged,
         (_, Some(rev), _) => Select::Range(rev.clone()),
@@ -56,12 +103,27 @@ pub fn git(a: GitArgs) -> Result<i32> {
         max_file_size: a.input.max_size(),
         threads: r.threads(),
         submodules: a.submodules,
+        shard,
     };
-    let outcome = s
-        .scan(r, |sc| sc.git(&repo, &opts, &print_warning))
-        .with_context(|| format!("{}", dir.display()))?;
+    let mut outcome = s
+        .scan(r, |sc| sc.git(&repos, &opts, &print_warning))
+        .with_context(|| match &repos[..] {
+            [(one, _)] => one.dir().display().to_string(),
+            _ => "git".to_string(),
+        })?;
+    for (dir, e) in unopened {
+        let w = crate::model::Warning {
+            path: dir,
+            message: format!("not scanned: {e}"),
+        };
+        print_warning(&w);
+        outcome.warnings.push(w);
+        outcome.summary.warnings += 1;
+        outcome.summary.skipped_unreadable += 1;
+        outcome.summary.failed_inputs += 1;
+    }
     let n = outcome.findings.len();
-    let code = s.deliver(outcome, r)?;
+    let code = s.deliver(noted(outcome, shard), r)?;
     if a.staged && code == EXIT_FINDINGS {
         eprintln!(
             "leakhound: commit blocked: {n} secret(s) in staged changes. Remove them (and rotate \
@@ -73,6 +135,12 @@ pub fn git(a: GitArgs) -> Result<i32> {
 
 pub fn image(a: ImageArgs) -> Result<i32> {
     let r = &a.report;
+    let shard = a.scale.shard()?;
+    let mut refs = a.images.clone();
+    refs.extend(a.scale.targets()?);
+    if refs.is_empty() {
+        bail!("no image given (name one, or list them with --targets FILE)");
+    }
     let mut s = Session::new(r, &[], Confidence::Medium)?;
     s.scanner = s.scanner.with_archives(a.input.archives());
     // Layers are scanned in parallel on rayon's pool: size it as -j says.
@@ -87,32 +155,43 @@ pub fn image(a: ImageArgs) -> Result<i32> {
         },
         binary: a.input.binary,
         max_file_size: a.input.max_size(),
+        shard,
     };
-    let outcome = s.scan(r, |sc| sc.images(&a.images, &opts, &print_warning))?;
-    s.deliver(outcome, r)
+    let outcome = s.scan(r, |sc| sc.images(&refs, &opts, &print_warning))?;
+    s.deliver(noted(outcome, shard), r)
+}
+
+/// Where a listed repository's paths are reported: under its line, as written.
+fn prefix(target: &str) -> String {
+    format!("{}/", target.trim_end_matches('/'))
 }
 
 pub fn env(a: EnvArgs) -> Result<i32> {
     use crate::source::env::Environment;
     let r = &a.report;
-    let s = Session::new(r, &a.files, Confidence::Low)?;
+    let shard = a.scale.shard()?;
+    let mut files = a.files.clone();
+    files.extend(a.scale.targets()?.into_iter().map(PathBuf::from));
+    let s = Session::new(r, &files, Confidence::Low)?;
     let mut envs = Vec::new();
-    for pid in &a.pid {
+    for pid in a.pid.iter().filter(|p| shard.owns(&format!("pid:{p}"))) {
         envs.push(Environment::of_pid(*pid).with_context(|| {
             format!("cannot read the environment of pid {pid} (/proc/{pid}/environ)")
         })?);
     }
-    for f in &a.files {
+    // A dump is one unit of work: its shard is its path's.
+    for f in files.iter().filter(|f| shard.owns(&fs::display_path(f))) {
         envs.push(Environment::from_file(f).with_context(|| format!("{}", f.display()))?);
     }
-    if envs.is_empty() {
+    if files.is_empty() && a.pid.is_empty() && shard.first() {
         envs.push(Environment::current());
     }
     let mut outcome = s.scanner.environments(&envs);
     if a.runtime {
-        outcome = outcome.merge(credential_files(&s, runtime::home_files(&home())));
+        let home = credential_files(&s, runtime::home_files(&home()), shard);
+        outcome = outcome.merge(home);
     }
-    s.deliver(outcome, r)
+    s.deliver(noted(outcome, shard), r)
 }
 
 fn home() -> PathBuf {
@@ -122,7 +201,7 @@ fn home() -> PathBuf {
 }
 
 /// Credential files scanned whole, ignore files or not.
-fn credential_files(s: &Session, paths: Vec<PathBuf>) -> crate::scan::Outcome {
+fn credential_files(s: &Session, paths: Vec<PathBuf>, shard: Shard) -> Outcome {
     let opts = WalkOptions {
         paths,
         ignore_files: false,
@@ -130,6 +209,7 @@ fn credential_files(s: &Session, paths: Vec<PathBuf>) -> crate::scan::Outcome {
         max_file_size: Some(64 << 20),
         threads: 2,
         ignored_secret_files: true,
+        shard,
     };
     s.scanner.paths(&opts, &print_warning)
 }
@@ -174,7 +254,7 @@ pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
     envs.insert(0, me);
     let mut outcome = s.scanner.environments(&envs);
     if !files.is_empty() {
-        outcome = outcome.merge(credential_files(&s, files));
+        outcome = outcome.merge(credential_files(&s, files, Shard::WHOLE));
     }
     let found = if a.no_endpoints {
         runtime::Endpoints::default()

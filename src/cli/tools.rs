@@ -1,6 +1,6 @@
 //! The commands around scans: `validate REPORT`, `report merge`, `rules`, `completions`, `man`.
 
-use super::args::ListFormat;
+use super::args::{ListFormat, RulesArgs};
 use super::setup::{checked_engine, config, engine, open_output};
 use super::EXIT_CLEAN;
 use crate::deliver::FailOn;
@@ -85,6 +85,27 @@ pub fn merge_reports(
     } else {
         crate::deliver::EXIT_FINDINGS
     })
+}
+
+/// `report merge --shards`: the shards' JSON reports as the one report of the whole run.
+pub fn merge_shards(
+    reports: &[PathBuf],
+    format: crate::report::Format,
+    output: Option<&Path>,
+    r: &RulesArgs,
+) -> Result<i32> {
+    let mut shards = crate::report::shards::Shards::default();
+    for path in reports {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).with_context(|| name.clone())?;
+        shards.add(&name, &text)?;
+    }
+    let (cfg, _) = config(r.config.as_deref(), &[])?;
+    let engine = engine(&cfg, &r.rule_files)?;
+    let mut out = open_output(output, false)?;
+    let (findings, failed) = shards.write(format, engine.rules(), out.writer())?;
+    let judged = (0..findings).map(|_| (None, None));
+    Ok(crate::deliver::exit_code(FailOn::Any, judged, failed))
 }
 
 pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {

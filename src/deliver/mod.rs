@@ -148,6 +148,7 @@ pub fn deliver(
         summary: &o.summary,
         rules,
         show_secrets: d.show_secrets,
+        notes: o.notes.as_ref(),
     };
     report::write(d.format, &report, &d.human, out)?;
     if let Some(b) = baseline {

@@ -6,12 +6,14 @@ mod fingerprint;
 mod found;
 mod provenance;
 mod reach;
+mod shard;
 mod verdict;
 
 pub use fingerprint::{fingerprint, fingerprint_key_id, hex, keyed_hash, set_fingerprint_key};
 pub use found::{findings, findings_at, findings_masked, Origin};
 pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};
+pub use shard::{slot, whited_out, ImageLayers, Shard, ShardError, ShardNotes, Whiteouts};
 pub use verdict::{now_rfc3339, rfc3339, unix_now, HookRun, Status, Validation};
 
 pub use crate::rules::Confidence;
@@ -205,6 +207,24 @@ impl Finding {
         self.provenance.display()
     }
 
+    /// The order of a report: by path, position and rule; what ties (one path in two commits,
+    /// two layers, two cells) is ordered by the rest of its place, so that a report does not
+    /// depend on which worker finished first. [`report_order_json`] is the same order over
+    /// the findings of a JSON report.
+    pub fn report_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+        let tail = |f: &Finding| {
+            (
+                f.end as u64,
+                serde_json::to_string(&f.provenance).unwrap_or_default(),
+                f.fingerprint.clone(),
+                serde_json::to_string(&f.encoding).unwrap_or_default(),
+            )
+        };
+        (a.path(), a.start as u64, a.rule_id.as_str())
+            .cmp(&(b.path(), b.start as u64, b.rule_id.as_str()))
+            .then_with(|| tail(a).cmp(&tail(b)))
+    }
+
     /// Whether this finding is a part of a credential that validator `name` checks.
     pub fn is_part_of(&self, name: &str) -> bool {
         self.part.as_ref().is_some_and(|p| p.validator == name)
@@ -252,8 +272,29 @@ impl Finding {
     }
 }
 
+/// [`Finding::report_order`] over findings as [`Finding::to_json`] wrote them.
+pub fn report_order_json(a: &Value, b: &Value) -> std::cmp::Ordering {
+    let head = |v: &Value| {
+        (
+            v["path"].as_str().unwrap_or_default().to_string(),
+            v["start"].as_u64().unwrap_or_default(),
+            v["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    // Written as `to_json` wrote it: the fields in their order (serde_json keeps it).
+    let tail = |v: &Value| {
+        (
+            v["end"].as_u64().unwrap_or_default(),
+            v["provenance"].to_string(),
+            v["fingerprint"].as_str().unwrap_or_default().to_string(),
+            v["encoding"].to_string(),
+        )
+    };
+    head(a).cmp(&head(b)).then_with(|| tail(a).cmp(&tail(b)))
+}
+
 /// A problem with one input that did not stop the scan.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Warning {
     pub path: String,
     pub message: String,
@@ -261,14 +302,14 @@ pub struct Warning {
 
 /// Totals for the summary line and the JSON report. Nothing is skipped without being counted
 /// here, and named in `skipped` where its path is known.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub files: u64,
     pub bytes: u64,
     pub findings: u64,
     pub suppressed: u64,
     /// Findings left out for being less sure than `--min-confidence`.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub below_confidence: u64,
     pub skipped_binary: u64,
     pub skipped_large: u64,
@@ -279,14 +320,14 @@ pub struct Summary {
     /// Of those, inputs named on the command line: the run fails (exit 2).
     pub failed_inputs: u64,
     pub warnings: u64,
-    #[serde(serialize_with = "ser_secs")]
+    #[serde(serialize_with = "ser_secs", deserialize_with = "de_secs")]
     pub elapsed: Duration,
     /// Each file skipped, with why.
     pub skipped: Vec<Skipped>,
 }
 
 /// A file not scanned, and why: `binary`, `too large`, `unreadable`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Skipped {
     pub path: String,
     pub reason: String,
@@ -312,6 +353,11 @@ fn is_zero(n: &u64) -> bool {
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64((d.as_secs_f64() * 1000.0).round() / 1000.0)
+}
+
+fn de_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let secs = <f64 as serde::Deserialize>::deserialize(d)?;
+    Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
 }
 
 /// Human byte counts: `512 B`, `1.5 KB`, `300.2 MB`.

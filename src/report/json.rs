@@ -2,27 +2,60 @@
 //! line). Secrets are redacted unless the report says to show them.
 
 use super::Report;
-use crate::model::{fingerprint_key_id, Finding};
-use serde_json::json;
+use crate::model::{fingerprint_key_id, Finding, ShardNotes, Summary, Warning};
+use serde_json::{json, Value};
 use std::io::{self, Write};
 
 pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let doc = json!({
+    let findings = r.findings.iter().map(|f| f.to_json(r.show_secrets));
+    let key = fingerprint_key_id();
+    write_document(
+        findings.collect(),
+        r.warnings,
+        r.summary,
+        r.notes,
+        &key,
+        out,
+    )
+}
+
+/// The JSON report of findings already in their JSON form: a scan's, or shards' merged.
+/// `key_id` names the fingerprint key the findings were made with.
+pub(super) fn write_document(
+    findings: Vec<Value>,
+    warnings: &[Warning],
+    summary: &Summary,
+    notes: Option<&ShardNotes>,
+    key_id: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut doc = json!({
         "tool": "leakhound",
         "version": env!("CARGO_PKG_VERSION"),
         "rules_version": crate::rules::RULESET,
-        "fingerprint_key_id": fingerprint_key_id(),
-        "findings": r.findings.iter().map(|f| f.to_json(r.show_secrets)).collect::<Vec<_>>(),
-        "warnings": r.warnings,
-        "summary": r.summary,
+        "fingerprint_key_id": key_id,
+        "findings": findings,
+        "warnings": warnings,
+        "summary": summary,
     });
+    if let Some(n) = notes {
+        doc["shard"] = json!(n);
+    }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
 
 pub(super) fn write_jsonl(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
-    for f in r.findings {
-        serde_json::to_writer(&mut *out, &f.to_json(r.show_secrets))?;
+    write_lines(r.findings.iter().map(|f| f.to_json(r.show_secrets)), out)
+}
+
+/// One finding (in its JSON form) a line.
+pub(super) fn write_lines(
+    findings: impl Iterator<Item = Value>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for f in findings {
+        serde_json::to_writer(&mut *out, &f)?;
         writeln!(out)?;
     }
     Ok(())

@@ -5,8 +5,9 @@ mod human;
 mod json;
 pub mod merge;
 mod sarif;
+pub mod shards;
 
-use crate::model::{Finding, Summary, Warning};
+use crate::model::{Finding, ShardNotes, Summary, Warning};
 use crate::rules::Rule;
 use std::io::{self, Write};
 
@@ -28,6 +29,8 @@ pub struct Report<'a> {
     pub summary: &'a Summary,
     pub rules: &'a [Rule],
     pub show_secrets: bool,
+    /// A shard's notes, kept in its JSON report for the merge.
+    pub notes: Option<&'a ShardNotes>,
 }
 
 /// Write `report` in `format`. A broken pipe is not an error.

@@ -2,18 +2,34 @@
 //! every rule that has a result, a stable partial fingerprint per result.
 
 use super::Report;
+use crate::rules::Rule;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let mut used: BTreeMap<&str, usize> = BTreeMap::new();
-    for f in r.findings {
+    let findings: Vec<Value> = r
+        .findings
+        .iter()
+        .map(|f| f.to_json(r.show_secrets))
+        .collect();
+    write_values(&findings, r.rules, out)
+}
+
+/// The SARIF of findings in their JSON form (`Finding::to_json`): a scan's, or shards'
+/// merged, so that both are one document for the same findings.
+pub(super) fn write_values(
+    findings: &[Value],
+    rules: &[Rule],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let text = |v: &Value, k: &str| v[k].as_str().unwrap_or_default().to_string();
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    for f in findings {
         let next = used.len();
-        used.entry(f.rule_id.as_str()).or_insert(next);
+        used.entry(text(f, "rule")).or_insert(next);
     }
-    let mut rules: Vec<(usize, Value)> = r
-        .rules
+    let mut described: Vec<(usize, Value)> = rules
         .iter()
         .filter_map(|rule| {
             used.get(rule.id.as_str()).map(|&i| {
@@ -31,30 +47,29 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
             })
         })
         .collect();
-    rules.sort_by_key(|(i, _)| *i);
-    let results: Vec<Value> = r
-        .findings
+    described.sort_by_key(|(i, _)| *i);
+    let results: Vec<Value> = findings
         .iter()
         .map(|f| {
             let mut result = json!({
-                "ruleId": f.rule_id,
-                "ruleIndex": used[f.rule_id.as_str()],
+                "ruleId": f["rule"],
+                "ruleIndex": used[&text(f, "rule")],
                 "level": "error",
                 // SARIF's 0-100 relevance, so a viewer can sort high-confidence results first.
-                "rank": rank(f.confidence),
-                "message": {"text": format!("{} found: {}", f.rule_name, f.display_secret(r.show_secrets))},
+                "rank": rank(&text(f, "confidence")),
+                "message": {"text": format!("{} found: {}", text(f, "name"), text(f, "secret"))},
                 "locations": [{
                     "physicalLocation": {
-                        "artifactLocation": {"uri": uri(&f.path())},
+                        "artifactLocation": {"uri": uri(&text(f, "path"))},
                         "region": {
-                            "startLine": f.line,
-                            "startColumn": f.column,
-                            "endLine": f.end_line,
-                            "snippet": {"text": f.context.render(r.show_secrets)},
+                            "startLine": f["line"],
+                            "startColumn": f["column"],
+                            "endLine": f["end_line"],
+                            "snippet": {"text": f["context"]},
                         }
                     }
                 }],
-                "partialFingerprints": {"leakhound/v1": f.fingerprint},
+                "partialFingerprints": {"leakhound/v1": f["fingerprint"]},
             });
             if let Some(p) = properties(f) {
                 result["properties"] = p;
@@ -62,7 +77,7 @@ pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
             result
         })
         .collect();
-    let doc = document(rules.into_iter().map(|(_, v)| v).collect(), results);
+    let doc = document(described.into_iter().map(|(_, v)| v).collect(), results);
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
@@ -85,36 +100,29 @@ pub(super) fn document(rules: Vec<Value>, results: Vec<Value>) -> Value {
     })
 }
 
-fn rank(c: crate::model::Confidence) -> f64 {
-    match c {
-        crate::model::Confidence::High => 90.0,
-        crate::model::Confidence::Medium => 60.0,
-        crate::model::Confidence::Low => 30.0,
+fn rank(confidence: &str) -> f64 {
+    match confidence {
+        "high" => 90.0,
+        "medium" => 60.0,
+        _ => 30.0,
     }
 }
 
 /// Where the finding came from beyond its file (the git commit that introduced it), and
 /// what its credential can do (`--reach`).
-fn properties(f: &crate::model::Finding) -> Option<Value> {
-    let mut p = origin(f);
-    if let Some(reach) = &f.reach {
-        p.get_or_insert_with(|| json!({}))["reach"] = json!(reach);
+fn properties(f: &Value) -> Option<Value> {
+    let p = &f["provenance"];
+    let c = &p["commit"];
+    let mut out = (p["kind"] == "git" && c.is_object()).then(|| {
+        json!({
+            "commit": c["id"], "author": c["author"], "email": c["email"], "date": c["date"],
+            "subject": c["subject"], "blob": p["blob"],
+        })
+    });
+    if let Some(reach) = f.get("reach") {
+        out.get_or_insert_with(|| json!({}))["reach"] = reach.clone();
     }
-    p
-}
-
-fn origin(f: &crate::model::Finding) -> Option<Value> {
-    match &f.provenance {
-        crate::model::Provenance::Git {
-            commit: Some(c),
-            blob,
-            ..
-        } => Some(json!({
-            "commit": c.id, "author": c.author, "email": c.email, "date": c.date,
-            "subject": c.subject, "blob": blob,
-        })),
-        _ => None,
-    }
+    out
 }
 
 /// A relative path becomes a relative URI reference; an absolute one a `file://` URI.

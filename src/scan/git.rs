@@ -5,7 +5,7 @@
 
 use super::admit::{Admit, Skip};
 use super::{run::Run, Outcome, Scanner};
-use crate::model::Warning;
+use crate::model::{Shard, Warning};
 use crate::source::{git, Blob, Data, Provenance};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -23,25 +23,45 @@ pub struct GitOptions {
     pub threads: usize,
     /// Also scan checked-out submodules (each as its own repository).
     pub submodules: bool,
+    /// Scan only the blobs this shard owns (by blob id).
+    pub shard: Shard,
 }
 
 impl Scanner {
-    /// Scan a git repository: each blob `opts.select` covers, once, attributed to the commit
-    /// that introduced it, with findings on the lines that commit added.
+    /// Scan git repositories, each with the prefix its paths are reported under: each blob
+    /// `opts.select` covers, once, attributed to the commit that introduced it, with findings
+    /// on the lines that commit added. One repository that cannot be scanned fails the run;
+    /// of several, it is warned about and counted, and the others are scanned.
     pub fn git(
         &self,
-        repo: &git::Repo,
+        repos: &[(git::Repo, String)],
         opts: &GitOptions,
         on_warning: &(dyn Fn(&Warning) + Sync),
     ) -> Result<Outcome, git::GitError> {
         let run = self.run(on_warning);
-        self.git_repo(&run, repo, opts, "")?;
-        if opts.submodules {
-            for (path, dir) in repo.submodules() {
-                let sub = git::Repo::open(&dir)
-                    .and_then(|sub| self.git_repo(&run, &sub, opts, &format!("{path}/")));
-                if let Err(e) = sub {
-                    run.warn(path, format!("submodule not scanned: {e}"));
+        for (repo, prefix) in repos {
+            if let Err(e) = self.git_repo(&run, repo, opts, prefix) {
+                if repos.len() == 1 {
+                    return Err(e);
+                }
+                // Every shard meets the same error; the one that owns the repository says so.
+                if opts.shard.owns(prefix) {
+                    let name = repo.dir().display().to_string();
+                    run.warn(name.clone(), format!("not scanned: {e}"));
+                    run.unreadable(name, true);
+                }
+                continue;
+            }
+            if opts.submodules {
+                for (path, dir) in repo.submodules() {
+                    let path = format!("{prefix}{path}");
+                    let sub = git::Repo::open(&dir)
+                        .and_then(|sub| self.git_repo(&run, &sub, opts, &format!("{path}/")));
+                    if let Err(e) = sub {
+                        if opts.shard.first() {
+                            run.warn(path, format!("submodule not scanned: {e}"));
+                        }
+                    }
                 }
             }
         }
@@ -55,10 +75,14 @@ impl Scanner {
         opts: &GitOptions,
         prefix: &str,
     ) -> Result<(), git::GitError> {
-        let (changes, problems) = repo.changes(&opts.select)?;
-        for p in problems {
-            run.warn(repo.dir().display().to_string(), p);
+        let (mut changes, problems) = repo.changes(&opts.select)?;
+        // Every shard lists the whole history; the first reports what went wrong listing it.
+        if opts.shard.first() {
+            for p in problems {
+                run.warn(repo.dir().display().to_string(), p);
+            }
         }
+        changes.retain(|c| opts.shard.owns(&c.blob));
         let admit = self.admit_opts(opts.binary, opts.max_file_size);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let workers = opts.threads.clamp(1, changes.len().max(1));

@@ -4,7 +4,7 @@
 
 use super::admit::{Admit, Skip};
 use super::{run::Run, Outcome, Scanner};
-use crate::model::Warning;
+use crate::model::{ImageLayers, Shard, ShardNotes, Warning, Whiteouts};
 use crate::source::{image, Blob, Data, Provenance};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -15,10 +15,9 @@ pub struct ImageOptions {
     pub registry: image::RegistryOptions,
     pub binary: bool,
     pub max_file_size: Option<u64>,
+    /// Scan only the layers (by digest) and configs (by digest) this shard owns.
+    pub shard: Shard,
 }
-
-/// A layer's whiteouts: (path, opaque).
-type Whiteouts = Vec<(String, bool)>;
 
 impl Scanner {
     /// Scan container images: each config's fields and every layer's files, including files a
@@ -35,10 +34,15 @@ impl Scanner {
         let mut scanned: HashMap<String, (String, Whiteouts)> = HashMap::new();
         for r in refs {
             let img = image::resolve(r, &opts.registry)?;
-            for w in &img.warnings {
-                run.warn(r.clone(), w.clone());
+            // Every shard resolves every image; the config's owner reports on the image.
+            let config = opts.shard.owns(&image::sha256_digest(&img.config));
+            if config {
+                for w in &img.warnings {
+                    run.warn(r.clone(), w.clone());
+                }
             }
             match image::config_fields(&img.config) {
+                _ if !config => {}
                 Ok(fields) => {
                     for (field, text) in fields {
                         let blob = Blob {
@@ -52,7 +56,10 @@ impl Scanner {
             }
             // Layers in parallel; each is one stream, decompressed on its worker.
             let fresh: Vec<usize> = (0..img.layers.len())
-                .filter(|&i| !scanned.contains_key(&img.layers[i].digest))
+                .filter(|&i| {
+                    let d = &img.layers[i].digest;
+                    !scanned.contains_key(d) && opts.shard.owns(d)
+                })
                 .collect();
             let whiteouts: Vec<(usize, Whiteouts)> = fresh
                 .par_iter()
@@ -62,10 +69,27 @@ impl Scanner {
                 scanned.insert(img.layers[i].digest.clone(), (r.clone(), w));
             }
             let mut c = run.collected();
+            if !opts.shard.is_whole() {
+                // Another shard may read the layer that deletes a file found here: the notes
+                // let the merge of the shards' reports say so.
+                let notes = c.notes.get_or_insert_with(|| ShardNotes::new(opts.shard));
+                notes.images.push(ImageLayers {
+                    image: img.reference.clone(),
+                    manifest: img.manifest_digest.clone(),
+                    layers: img.layers.iter().map(|l| l.digest.clone()).collect(),
+                });
+                for &i in &fresh {
+                    let d = &img.layers[i].digest;
+                    notes.whiteouts.insert(d.clone(), scanned[d].1.clone());
+                }
+            }
             // Layers another image scanned first: their findings again, for this image.
             let mut again = Vec::new();
             for (i, l) in img.layers.iter().enumerate() {
-                let (first, _) = &scanned[&l.digest];
+                // A layer another shard owns is not here at all.
+                let Some((first, _)) = scanned.get(&l.digest) else {
+                    continue;
+                };
                 if fresh.contains(&i) {
                     continue;
                 }
@@ -89,7 +113,8 @@ impl Scanner {
             let later = |i: usize| -> Whiteouts {
                 img.layers[i + 1..]
                     .iter()
-                    .flat_map(|l| scanned[&l.digest].1.iter().cloned())
+                    .filter_map(|l| scanned.get(&l.digest))
+                    .flat_map(|(_, w)| w.iter().cloned())
                     .collect()
             };
             let c = &mut *c;

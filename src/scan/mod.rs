@@ -17,7 +17,7 @@ mod image;
 mod run;
 
 use crate::engine::Engine;
-use crate::model::{Finding, Summary, Warning};
+use crate::model::{Finding, ShardNotes, Summary, Warning};
 use crate::policy::Policy;
 use crate::source::{self, Blob, Data};
 use admit::{Admission, Admit, Nul};
@@ -48,6 +48,8 @@ pub struct Outcome {
     pub suppressed: Vec<Finding>,
     pub warnings: Vec<Warning>,
     pub summary: Summary,
+    /// For a shard's report: what merging it with the other shards' needs.
+    pub notes: Option<ShardNotes>,
 }
 
 /// An engine and a policy, shared by every worker thread.
@@ -151,6 +153,15 @@ impl Outcome {
         self.suppressed.extend(other.suppressed);
         self.warnings.extend(other.warnings);
         self.summary.add(&other.summary);
+        if let Some(n) = other.notes {
+            let mine = self.notes.get_or_insert_with(|| ShardNotes {
+                images: Vec::new(),
+                whiteouts: Default::default(),
+                ..n.clone()
+            });
+            mine.images.extend(n.images);
+            mine.whiteouts.extend(n.whiteouts);
+        }
         let elapsed = self.summary.elapsed + other.summary.elapsed;
         let mut o = finish(self, Instant::now());
         o.summary.elapsed = elapsed;
@@ -160,14 +171,15 @@ impl Outcome {
 
 /// Findings sorted and paired into credential sets, totals counted.
 fn finish(mut o: Outcome, start: Instant) -> Outcome {
-    let order = |a: &Finding, b: &Finding| {
-        (a.path(), a.start, &a.rule_id).cmp(&(b.path(), b.start, &b.rule_id))
-    };
-    o.findings.sort_by(order);
+    o.findings.sort_by(Finding::report_order);
     crate::validate::annotate(&mut o.findings);
-    o.suppressed.sort_by(order);
-    o.warnings.sort_by(|a, b| a.path.cmp(&b.path));
-    o.summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    o.suppressed.sort_by(Finding::report_order);
+    // Whole keys, not only paths: workers finish in any order, and the report must not.
+    o.warnings
+        .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    o.summary
+        .skipped
+        .sort_by(|a, b| (&a.path, &a.reason).cmp(&(&b.path, &b.reason)));
     o.summary.findings = o.findings.len() as u64;
     o.summary.suppressed = o.suppressed.len() as u64;
     o.summary.warnings = o.warnings.len() as u64;

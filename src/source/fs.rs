@@ -9,6 +9,7 @@
 //! is read with a time bound.
 
 use super::{Blob, Data, Provenance};
+use crate::model::Shard;
 use ignore::{WalkBuilder, WalkState};
 use std::fs::File;
 use std::io::{self, Read};
@@ -37,6 +38,9 @@ pub struct WalkOptions {
     /// Read well-known secret files (`.env`, `*.pem`, ...) even when an ignore file lists
     /// them: in a runtime, ignored `.env` files are exactly where secrets are.
     pub ignored_secret_files: bool,
+    /// Read only the files this shard owns (by path as reported); every shard walks the
+    /// whole tree, which costs listings, not reads.
+    pub shard: Shard,
 }
 
 /// What the walk met.
@@ -182,6 +186,9 @@ pub fn walk(opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) {
             match entry {
                 Err(e) => {
                     let path = error_path(&e).unwrap_or_default();
+                    if !opts.shard.owns(&display_path(&path)) {
+                        return WalkState::Continue;
+                    }
                     let named = opts.paths.contains(&path);
                     visit(Event::Error {
                         path,
@@ -201,6 +208,9 @@ pub fn walk(opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) {
                         if opts.ignore_files {
                             listed.fetch_add(list(entry.path(), secrets, opts, visit), Relaxed);
                         }
+                        return WalkState::Continue;
+                    }
+                    if !opts.shard.owns(&display_path(entry.path())) {
                         return WalkState::Continue;
                     }
                     if named {
@@ -225,7 +235,8 @@ pub fn walk(opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) {
             WalkState::Continue
         })
     });
-    if opts.ignore_files {
+    // Every shard walks the whole tree and counts the same: the first reports it.
+    if opts.ignore_files && opts.shard.first() {
         let ignored = listed.into_inner().saturating_sub(yielded.into_inner());
         if ignored > 0 {
             visit(Event::Ignored(ignored));
@@ -247,7 +258,9 @@ fn list(dir: &Path, secrets: bool, opts: &WalkOptions, visit: &(dyn Fn(Event) + 
         }
         let path = child.path();
         if secrets && child.file_type().is_ok_and(|t| t.is_file()) && is_secret_file(&path) {
-            visit(read(&path, opts, false));
+            if opts.shard.owns(&display_path(&path)) {
+                visit(read(&path, opts, false));
+            }
             continue;
         }
         n += 1;

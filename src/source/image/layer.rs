@@ -116,15 +116,7 @@ fn normalise(p: &str) -> String {
     format!("/{}", t.trim_end_matches('/'))
 }
 
-/// Is `path` deleted by one of `whiteouts` (paths, opaque flags) of a later layer?
-pub fn whited_out(path: &str, whiteouts: &[(String, bool)]) -> bool {
-    whiteouts.iter().any(|(w, opaque)| {
-        let under = path.len() > w.len()
-            && path.starts_with(w.as_str())
-            && path.as_bytes()[w.len()] == b'/';
-        under || (!opaque && path == w)
-    })
-}
+pub use crate::model::whited_out;
 
 /// The config's scannable fields, each as (name, text): Env, Cmd, Entrypoint, Labels and the
 /// history's `created_by` lines (where build arguments and `RUN` secrets show up).
