@@ -35,6 +35,7 @@ mod recall;
 mod rules;
 #[cfg(feature = "aws")]
 mod runtime_audit;
+mod shard;
 mod trust;
 mod util;
 mod validate;
