@@ -6,7 +6,8 @@
 #     tests/run.sh -- FILTER...     # arguments after -- go to cargo test
 #
 # Installs (as root, or through sudo when it is there): from Debian, git, docker-registry,
-# skopeo, htpasswd (apache2-utils), python3 and pip; from PyPI, the pinned versions below.
+# skopeo, htpasswd (apache2-utils), python3 and pip; from PyPI, the pinned versions below
+# (moto, werkzeug, pre-commit, mcp, kubernetes-validate, check-jsonschema).
 # The pins are what the tests were written against: moto's error bodies and werkzeug's
 # server shape what the validation tests see; the MCP SDK's client and server are what the
 # mcp-proxy tests run a session between.
@@ -26,6 +27,10 @@ MCP_SDK=1.32.2
 ZOD=4.6.7
 # The MCP proxy tests run a real session with the official MCP Python SDK.
 MCP=2.3.0
+# docs/scale/ is checked against the published schemas: Kubernetes' (kubernetes-validate
+# bundles them) and GitHub Actions' and GitLab CI's (vendored in check-jsonschema).
+KUBERNETES_VALIDATE=1.37.0
+CHECK_JSONSCHEMA=0.39.0
 
 install_only=false
 cargo_args=()
@@ -78,15 +83,17 @@ import flask, flask_cors  # moto's [server] extra
 sys.exit(any(version(p) != v for p, v in (a.split("==") for a in sys.argv[1:])))
 EOF
 }
-pins=("moto==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT" "mcp==$MCP")
-have_versions "${pins[@]}" \
-  || pip_install "moto[server]==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT" "mcp==$MCP"
+pins=("moto==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT" "mcp==$MCP"
+  "kubernetes-validate==$KUBERNETES_VALIDATE" "check-jsonschema==$CHECK_JSONSCHEMA")
+have_versions "${pins[@]}" || pip_install "moto[server]==$MOTO" "${pins[@]:1}"
 # pyenv finds new console scripts (pre-commit) only after a rehash.
-command -v pre-commit >/dev/null || { command -v pyenv >/dev/null && pyenv rehash; } || true
-command -v pre-commit >/dev/null || {
-  echo "tests/run.sh: pre-commit was installed but is not on PATH ($(python3 -m site --user-base)/bin?)" >&2
-  exit 1
-}
+for tool in pre-commit kubernetes-validate check-jsonschema; do
+  command -v $tool >/dev/null || { command -v pyenv >/dev/null && pyenv rehash; } || true
+  command -v $tool >/dev/null || {
+    echo "tests/run.sh: $tool was installed but is not on PATH ($(python3 -m site --user-base)/bin?)" >&2
+    exit 1
+  }
+done
 # From npm, into target/agent-types (outside the sources, where tests/it/hooks.rs looks):
 # TypeScript and the Claude Agent SDK's types, without its optional native binaries.
 types=target/agent-types/node_modules

@@ -35,6 +35,7 @@ mod recall;
 mod rules;
 #[cfg(feature = "aws")]
 mod runtime_audit;
+mod scale_docs;
 mod shard;
 mod trust;
 mod util;

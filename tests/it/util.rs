@@ -115,6 +115,11 @@ fn install_command(tool: &str) -> Option<String> {
         "docker-registry" => "apt-get install docker-registry".into(),
         "htpasswd" => "apt-get install apache2-utils".into(),
         "pre-commit" => format!("pip install pre-commit=={}", pin("PRE_COMMIT")),
+        "kubernetes-validate" => format!(
+            "pip install kubernetes-validate=={}",
+            pin("KUBERNETES_VALIDATE")
+        ),
+        "check-jsonschema" => format!("pip install check-jsonschema=={}", pin("CHECK_JSONSCHEMA")),
         _ => return None,
     })
 }
