@@ -94,6 +94,9 @@ pub fn merge_shards(
     output: Option<&Path>,
     r: &RulesArgs,
 ) -> Result<i32> {
+    if format == crate::report::Format::Human {
+        bail!("--shards writes the report of the shards' run: add --format json, jsonl or sarif");
+    }
     let mut shards = crate::report::shards::Shards::default();
     for path in reports {
         let name = path.display().to_string();
