@@ -5,12 +5,11 @@
 //! set, the volumes' paths moved into a sandbox), merge to what one whole run reports.
 
 use crate::git::{git_in, Repo};
+use crate::shard::{lh_in, KEY};
 use crate::util::{bin, fake_github, require_tool, Sandbox};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-const KEY: &str = "scale-docs-fingerprint-key-0123456789";
 
 fn recipe(name: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -135,13 +134,7 @@ fn run_as_scheduled(dir: &Path, scripts: &[(String, Vec<(String, String)>)], mer
 
 /// A whole run's report, to compare with the merged shards'.
 fn whole(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new(bin())
-        .current_dir(dir)
-        .env("LEAKHOUND_FINGERPRINT_KEY", KEY)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(args)
-        .output()
-        .unwrap();
+    let o = lh_in(dir).args(args).output().unwrap();
     assert_eq!(
         o.status.code(),
         Some(1),

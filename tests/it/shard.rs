@@ -6,14 +6,22 @@ use crate::git::{git_in, Repo};
 use crate::image::{image, index};
 use crate::util::{fake_aws, fake_github, Sandbox};
 use serde_json::Value;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 /// One key for every run: shards must fingerprint alike to merge.
-const KEY: &str = "shard-test-fingerprint-key-0123456789";
+pub(crate) const KEY: &str = "shard-test-fingerprint-key-0123456789";
 
 fn lh(sb: &Sandbox) -> Command {
-    let mut c = sb.cmd();
-    c.env("LEAKHOUND_FINGERPRINT_KEY", KEY)
+    lh_in(sb.dir.path())
+}
+
+/// leakhound in `dir`, with the shared fingerprint key, git's user config and the
+/// schedulers' variables out of the way.
+pub(crate) fn lh_in(dir: &Path) -> Command {
+    let mut c = Command::new(crate::util::bin());
+    c.current_dir(dir)
+        .env("LEAKHOUND_FINGERPRINT_KEY", KEY)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env_remove("JOB_COMPLETION_INDEX")
@@ -293,15 +301,18 @@ fn images_in_shards_merge_to_the_whole_run_with_deletions_across_shards() {
     );
 }
 
+/// `n` env files under `t/`, a token in each.
+fn env_files(sb: &Sandbox, n: u64, seed: u64) {
+    for i in 0..n {
+        let token = fake_github(seed + i);
+        sb.write(&format!("t/f{i}.env"), format!("GITHUB_TOKEN={token}\n"));
+    }
+}
+
 #[test]
 fn auto_takes_the_index_from_the_scheduler() {
     let sb = Sandbox::new();
-    for i in 0..20u64 {
-        sb.write(
-            &format!("t/f{i}.env"),
-            format!("GITHUB_TOKEN={}\n", fake_github(200 + i)),
-        );
-    }
+    env_files(&sb, 20, 200);
     let run = |envs: &[(&str, &str)], shard: &str, out: &str| {
         let mut c = lh(&sb);
         c.args(["scan", "t", "--shard", shard, "--format", "json", "-o", out]);
@@ -358,12 +369,7 @@ fn auto_takes_the_index_from_the_scheduler() {
 #[test]
 fn a_merge_refuses_missing_doubled_or_foreign_shards() {
     let sb = Sandbox::new();
-    for i in 0..12u64 {
-        sb.write(
-            &format!("t/f{i}.env"),
-            format!("GITHUB_TOKEN={}\n", fake_github(300 + i)),
-        );
-    }
+    env_files(&sb, 12, 300);
     let shard = |spec: &str, out: &str, key: &str| {
         let o = lh(&sb)
             .env("LEAKHOUND_FINGERPRINT_KEY", key)
@@ -443,20 +449,14 @@ fn target_lists_name_paths_repositories_and_images() {
     let list = format!("{}\n{}\n", r1.root.display(), r2.root.display());
     sb.write("repos.txt", &list);
     let v = report(&["git", "--targets", "repos.txt"]);
-    let paths: Vec<&str> = findings(&v)
+    let mut paths: Vec<String> = findings(&v)
         .iter()
-        .map(|f| f["path"].as_str().unwrap())
+        .map(|f| f["path"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(
-        paths,
-        [
-            format!("{}/a.env", r1.root.display()),
-            format!("{}/a.env", r2.root.display())
-        ]
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-    );
+    paths.sort();
+    let mut want = [&r1.root, &r2.root].map(|r| format!("{}/a.env", r.display()));
+    want.sort();
+    assert_eq!(paths, want);
     sb.write(
         "repos2.txt",
         format!("{list}{}\n", sb.path("one").display()),
