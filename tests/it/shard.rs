@@ -52,7 +52,8 @@ fn normalised(report: &str) -> String {
 }
 
 /// `leakhound ARGS` whole, then as N shards started at once and merged, for each N: each
-/// merge must equal the whole run's report (JSON, and SARIF from the same shard reports),
+/// merge must equal the whole run's report (JSON, and JSONL and SARIF from the same shard
+/// reports),
 /// and the shards' scanned counts must add up to the whole run's. Returns the whole run's
 /// report and each N's shard reports.
 fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Vec<Value>>) {
@@ -63,12 +64,14 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
         .spawn()
         .unwrap();
     let code = finish(whole, "the whole run");
-    let sarif = lh(sb)
-        .args(args)
-        .args(["--format", "sarif", "-o", &out("whole.sarif")])
-        .spawn()
-        .unwrap();
-    finish(sarif, "the whole run, SARIF");
+    for format in ["jsonl", "sarif"] {
+        let other = lh(sb)
+            .args(args)
+            .args(["--format", format, "-o", &out(&format!("whole.{format}"))])
+            .spawn()
+            .unwrap();
+        finish(other, &format!("the whole run, {format}"));
+    }
     let whole = std::fs::read_to_string(sb.path("whole.json")).unwrap();
     let whole_v: Value = serde_json::from_str(&whole).unwrap();
     assert!(
@@ -115,7 +118,8 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
             whole_v["summary"]["files"].as_u64().unwrap(),
             "{n} shards"
         );
-        for (format, whole_file) in [("json", "whole.json"), ("sarif", "whole.sarif")] {
+        for format in ["json", "jsonl", "sarif"] {
+            let whole_file = format!("whole.{format}");
             let merged = out(&format!("merged{n}.{format}"));
             let m = lh(sb)
                 .args([
@@ -130,7 +134,7 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
                 "the merge exits as the whole run"
             );
             let merged = std::fs::read_to_string(&merged).unwrap();
-            let want = std::fs::read_to_string(sb.path(whole_file)).unwrap();
+            let want = std::fs::read_to_string(sb.path(&whole_file)).unwrap();
             let (merged, want) = match format {
                 "json" => (normalised(&merged), normalised(&want)),
                 _ => (merged, want),
