@@ -27,7 +27,49 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
     // (`--token=… https://…`): the key is a word of its own, the value ends at a space.
     // Keyword arguments in code are followed by `,` or `)` and preceded by `(`.
     let spaced = after.is_none_or(|b| b.is_ascii_whitespace());
-    spaced && (logfmt_key(head) || flag(head))
+    if spaced && (logfmt_key(head) || flag(head)) {
+        return true;
+    }
+    embedded_line(head, &hay[m.end..]) || xml_text(hay, line_start, m.start, m.end, line_end)
+}
+
+/// A `KEY=VALUE` line inside a string literal: an env or INI file held in JSON or code
+/// (`{"config.ini": "TOKEN=…\nDEBUG=1"}`). The embedded line starts after the opening quote
+/// or an escaped line end and ends at the next escaped line end or the closing quote.
+fn embedded_line(head: &[u8], rest: &[u8]) -> bool {
+    let after_escape = head.windows(2).rposition(|w| w == b"\\n").map(|p| p + 2);
+    let after_quote = head
+        .iter()
+        .rposition(|&b| b == b'"' || b == b'\'')
+        .map(|p| p + 1);
+    let Some(cut) = after_escape.max(after_quote) else {
+        return false;
+    };
+    let ends = rest.starts_with(b"\\n")
+        || rest.starts_with(b"\\r")
+        || after_quote.is_some_and(|q| rest.first() == Some(&head[q - 1]));
+    ends && config_key(&head[cut..])
+}
+
+/// The text of an XML element: `<token>VALUE</token>`, or VALUE alone on its line between a
+/// line ending with the opening tag and one starting with the closing tag.
+fn xml_text(hay: &[u8], line_start: usize, start: usize, end: usize, line_end: usize) -> bool {
+    if start > 0 && hay[start - 1] == b'>' && hay[end..].starts_with(b"</") {
+        return true;
+    }
+    if !hay[line_start..start].trim_ascii().is_empty()
+        || !hay[end..line_end].trim_ascii().is_empty()
+    {
+        return false;
+    }
+    let opened = hay[..line_start.saturating_sub(1)]
+        .trim_ascii_end()
+        .ends_with(b">");
+    let next = hay
+        .get(line_end + 1..)
+        .unwrap_or_default()
+        .trim_ascii_start();
+    opened && next.starts_with(b"</")
 }
 
 /// `head` ends with a `key=` (or `key:`) that is a word of its own: `… password=`.
@@ -127,6 +169,31 @@ mod tests {
         assert!(!lit(
             "def f(password, tokenizer_name_x)",
             "tokenizer_name_x"
+        ));
+        // A .env line in a JSON string, and an XML element's text.
+        assert!(lit(
+            r#"{"config.ini": "API_TOKEN=q8Vz3LmT0pWx9RkJ\nDEBUG=1"}"#,
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(lit(
+            r#"env = "API_TOKEN=q8Vz3LmT0pWx9RkJ""#,
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(!lit(
+            r#"f("token=" + q8Vz3LmT0pWx9RkJ)"#,
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(lit(
+            "<apiToken>\n    q8Vz3LmT0pWx9RkJ\n</apiToken>",
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(lit(
+            "<apiToken>q8Vz3LmT0pWx9RkJ</apiToken>",
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(!lit(
+            "<apiToken>\n    q8Vz3LmT0pWx9RkJ(x)\n</apiToken>",
+            "q8Vz3LmT0pWx9RkJ"
         ));
     }
 }
