@@ -30,7 +30,7 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
     if spaced && (logfmt_key(head) || flag(head)) {
         return true;
     }
-    embedded_line(head, &hay[m.end..]) || xml_text(hay, line_start, m.start, m.end, line_end)
+    embedded_line(head, &hay[m.end..]) || xml_text(hay, m.start, m.end)
 }
 
 /// A `KEY=VALUE` line inside a string literal: an env or INI file held in JSON or code
@@ -51,25 +51,9 @@ fn embedded_line(head: &[u8], rest: &[u8]) -> bool {
     ends && config_key(&head[cut..])
 }
 
-/// The text of an XML element: `<token>VALUE</token>`, or VALUE alone on its line between a
-/// line ending with the opening tag and one starting with the closing tag.
-fn xml_text(hay: &[u8], line_start: usize, start: usize, end: usize, line_end: usize) -> bool {
-    if start > 0 && hay[start - 1] == b'>' && hay[end..].starts_with(b"</") {
-        return true;
-    }
-    if !hay[line_start..start].trim_ascii().is_empty()
-        || !hay[end..line_end].trim_ascii().is_empty()
-    {
-        return false;
-    }
-    let opened = hay[..line_start.saturating_sub(1)]
-        .trim_ascii_end()
-        .ends_with(b">");
-    let next = hay
-        .get(line_end + 1..)
-        .unwrap_or_default()
-        .trim_ascii_start();
-    opened && next.starts_with(b"</")
+/// The text of an XML element on one line: `<apiToken>VALUE</apiToken>`.
+fn xml_text(hay: &[u8], start: usize, end: usize) -> bool {
+    start > 0 && hay[start - 1] == b'>' && hay[end..].starts_with(b"</")
 }
 
 /// `head` ends with a `key=` (or `key:`) that is a word of its own: `… password=`.
@@ -184,15 +168,11 @@ mod tests {
             "q8Vz3LmT0pWx9RkJ"
         ));
         assert!(lit(
-            "<apiToken>\n    q8Vz3LmT0pWx9RkJ\n</apiToken>",
-            "q8Vz3LmT0pWx9RkJ"
-        ));
-        assert!(lit(
             "<apiToken>q8Vz3LmT0pWx9RkJ</apiToken>",
             "q8Vz3LmT0pWx9RkJ"
         ));
         assert!(!lit(
-            "<apiToken>\n    q8Vz3LmT0pWx9RkJ(x)\n</apiToken>",
+            "<apiToken>q8Vz3LmT0pWx9RkJ(x)</apiToken>",
             "q8Vz3LmT0pWx9RkJ"
         ));
     }
