@@ -308,21 +308,39 @@ pub(super) fn b64_decode_lenient(s: &[u8]) -> Option<Vec<u8>> {
         .ok()
 }
 
-/// A JWT's first segment is base64url JSON naming an algorithm or a type.
+/// A JWT's first segment is base64url JSON naming a JOSE header parameter, or any JSON
+/// object when the second segment is a JSON object naming a registered claim: headers such
+/// as `{"kty":"EC"}` or `{"ver":"2"}` name no registered parameter, but a header and a
+/// payload with `iss` or `exp` are a token all the same.
 fn jwt_header_ok(secret: &[u8]) -> bool {
-    let header = secret.split(|&b| b == b'.').next().unwrap_or_default();
-    b64_decode_lenient(header).is_some_and(|h| {
-        h.first() == Some(&b'{')
-            && JOSE_HEADER
-                .iter()
-                .any(|p| memchr::memmem::find(&h, p).is_some())
-    })
+    let mut segments = secret.split(|&b| b == b'.');
+    let header = segments.next().unwrap_or_default();
+    let Some(h) = b64_decode_lenient(header).filter(|h| h.first() == Some(&b'{')) else {
+        return false;
+    };
+    JOSE_HEADER
+        .iter()
+        .any(|p| memchr::memmem::find(&h, p).is_some())
+        || jwt_payload_has_claim(segments.next().unwrap_or_default())
+}
+
+/// RFC 7519 section 4.1's registered claims.
+const REGISTERED_CLAIMS: &[&str] = &["iss", "sub", "aud", "exp", "nbf", "iat", "jti"];
+
+/// Whether a JWT's payload segment is base64url of a JSON object naming a registered claim.
+fn jwt_payload_has_claim(payload: &[u8]) -> bool {
+    let json = b64_decode_lenient(payload).unwrap_or_default();
+    matches!(
+        serde_json::from_slice::<serde_json::Value>(&json),
+        Ok(serde_json::Value::Object(map))
+            if map.keys().any(|k| REGISTERED_CLAIMS.contains(&k.as_str()))
+    )
 }
 
 /// The JOSE header parameters in IANA's registry (RFC 7515 section 4.1, RFC 7516 section 4.1,
-/// RFC 7518 sections 4.6-4.8, RFC 7797 `b64`, RFC 8555 `url`/`nonce`, RFC 8225 `ppt`, and the
-/// claims RFC 7519 section 5.3 lets a header repeat) as JSON keys: a token's header names at
-/// least one.
+/// RFC 7518 sections 4.6-4.8, RFC 7797 `b64`, RFC 8555 `url`/`nonce`, RFC 8225 `ppt`,
+/// RFC 9321 `svt`, and the claims RFC 7519 section 5.3 lets a header repeat) as JSON keys: a
+/// token's header names at least one.
 const JOSE_HEADER: &[&[u8]] = &[
     b"\"alg\"",
     b"\"typ\"",
@@ -344,6 +362,14 @@ const JOSE_HEADER: &[&[u8]] = &[
     b"\"tag\"",
     b"\"p2s\"",
     b"\"p2c\"",
+    b"\"b64\"",
+    b"\"url\"",
+    b"\"nonce\"",
+    b"\"ppt\"",
+    b"\"svt\"",
+    b"\"iss\"",
+    b"\"sub\"",
+    b"\"aud\"",
 ];
 
 /// `user:password` in base64, as in a Docker `config.json` `auth` field.
@@ -476,6 +502,25 @@ fn is_uuid(s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jwt_headers() {
+        use base64::Engine as _;
+        let enc = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let jwt = |h: &str, p: &str| format!("{}.{}.c2lnbmF0dXJl", enc(h), enc(p));
+        // A registered header parameter, or any header with a registered claim in the payload.
+        assert!(jwt_header_ok(
+            jwt(r#"{"b64":false}"#, r#"{"a":1}"#).as_bytes()
+        ));
+        assert!(jwt_header_ok(
+            jwt(r#"{"kty":"EC"}"#, r#"{"iss":"x","exp":1}"#).as_bytes()
+        ));
+        // Neither: JSON that is not a token, and a header that is not JSON.
+        assert!(!jwt_header_ok(
+            jwt(r#"{"kty":"EC"}"#, r#"{"a":1}"#).as_bytes()
+        ));
+        assert!(!jwt_header_ok(jwt("not json", r#"{"iss":"x"}"#).as_bytes()));
+    }
 
     #[test]
     fn base62_checksum_roundtrip() {

@@ -27,7 +27,33 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
     // (`--token=… https://…`): the key is a word of its own, the value ends at a space.
     // Keyword arguments in code are followed by `,` or `)` and preceded by `(`.
     let spaced = after.is_none_or(|b| b.is_ascii_whitespace());
-    spaced && (logfmt_key(head) || flag(head))
+    if spaced && (logfmt_key(head) || flag(head)) {
+        return true;
+    }
+    embedded_line(head, &hay[m.end..]) || xml_text(hay, m.start, m.end)
+}
+
+/// A `KEY=VALUE` line inside a string literal: an env or INI file held in JSON or code
+/// (`{"config.ini": "TOKEN=…\nDEBUG=1"}`). The embedded line starts after the opening quote
+/// or an escaped line end and ends at the next escaped line end or the closing quote.
+fn embedded_line(head: &[u8], rest: &[u8]) -> bool {
+    let after_escape = head.windows(2).rposition(|w| w == b"\\n").map(|p| p + 2);
+    let after_quote = head
+        .iter()
+        .rposition(|&b| b == b'"' || b == b'\'')
+        .map(|p| p + 1);
+    let Some(cut) = after_escape.max(after_quote) else {
+        return false;
+    };
+    let ends = rest.starts_with(b"\\n")
+        || rest.starts_with(b"\\r")
+        || after_quote.is_some_and(|q| rest.first() == Some(&head[q - 1]));
+    ends && config_key(&head[cut..])
+}
+
+/// The text of an XML element on one line: `<apiToken>VALUE</apiToken>`.
+fn xml_text(hay: &[u8], start: usize, end: usize) -> bool {
+    start > 0 && hay[start - 1] == b'>' && hay[end..].starts_with(b"</")
 }
 
 /// `head` ends with a `key=` (or `key:`) that is a word of its own: `… password=`.
@@ -127,6 +153,27 @@ mod tests {
         assert!(!lit(
             "def f(password, tokenizer_name_x)",
             "tokenizer_name_x"
+        ));
+        // A .env line in a JSON string, and an XML element's text.
+        assert!(lit(
+            r#"{"config.ini": "API_TOKEN=q8Vz3LmT0pWx9RkJ\nDEBUG=1"}"#,
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(lit(
+            r#"env = "API_TOKEN=q8Vz3LmT0pWx9RkJ""#,
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(!lit(
+            r#"f("token=" + q8Vz3LmT0pWx9RkJ)"#,
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(lit(
+            "<apiToken>q8Vz3LmT0pWx9RkJ</apiToken>",
+            "q8Vz3LmT0pWx9RkJ"
+        ));
+        assert!(!lit(
+            "<apiToken>q8Vz3LmT0pWx9RkJ(x)</apiToken>",
+            "q8Vz3LmT0pWx9RkJ"
         ));
     }
 }
