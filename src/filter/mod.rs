@@ -139,8 +139,11 @@ impl<'e> Masker<'e> {
             Flush::Idle => partial.unwrap_or(hay.len()),
         };
         if matches!(how, Flush::All | Flush::Complete) {
-            if let Some(p) = partial.filter(|&p| p < hay.len()) {
-                spans.push((p, hay.len(), None));
+            // The stream's last line end is no part of a secret: it stays, so the output
+            // still ends its last line.
+            let end = hay.len() - trailing_line_end(&hay);
+            if let Some(p) = partial.filter(|&p| p < end) {
+                spans.push((p, end, None));
             }
         } else {
             if let Some(h) = self.engine.multiline_pending(&hay, &matches) {
@@ -323,6 +326,15 @@ fn looks_random(t: &[u8]) -> bool {
         || t.iter()
             .position(u8::is_ascii_lowercase)
             .is_some_and(|i| t[i..].iter().any(u8::is_ascii_uppercase))
+}
+
+/// How many bytes of line end (`\n`, `\r\n`, `\r`) end `t`.
+fn trailing_line_end(t: &[u8]) -> usize {
+    match t {
+        [.., b'\r', b'\n'] => 2,
+        [.., b'\n'] | [.., b'\r'] => 1,
+        _ => 0,
+    }
 }
 
 fn is_word(b: u8) -> bool {

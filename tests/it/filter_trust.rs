@@ -380,6 +380,24 @@ fn a_secret_that_grows_across_idle_flushes_gets_one_marker() {
     assert_eq!(text.matches("[REDACTED:").count(), 2, "{text}");
 }
 
+#[test]
+fn a_stream_ending_inside_a_multi_line_rules_window_keeps_its_last_line_end() {
+    // `jwt:` opens a YAML block whose `secret:` may come lines later: at the end of the stream
+    // the held block is masked (the rest never came), but the last line still ends.
+    let mut m = Masker::new(engine(), "t");
+    let mut out = m.push(b"config:\n  jwt:\n    issuer: billing\n").0;
+    out.extend(m.finish().0);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("config:\n"), "{text:?}");
+    assert!(text.ends_with('\n'), "{text:?}");
+    // A token cut off mid-line is still masked to the end.
+    let token = fake_github(77);
+    let mut m = Masker::new(engine(), "t");
+    let mut out = m.push(format!("token {}", &token[..30]).as_bytes()).0;
+    out.extend(m.finish().0);
+    assert_no_piece(&out, &[token[..30].to_string()], "cut-off token");
+}
+
 /// A filter with stdin and stdout piped to the test, and its output arriving on a channel.
 fn live_filter(idle_ms: u64) -> (Child, std::process::ChildStdin, mpsc::Receiver<Vec<u8>>) {
     let mut child = Command::new(bin())
