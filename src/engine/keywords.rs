@@ -1,12 +1,16 @@
 //! Every occurrence of every keyword, ASCII case-insensitively: a dense Aho-Corasick DFA of
 //! our own rather than `aho_corasick`'s, for two reasons measured on 1,250 keywords. Case is
 //! folded in the byte-class table, so `A` and `a` share a column and a state's row is half
-//! as wide (the `aho_corasick` DFA gives each case its own class); and the search walks two
-//! halves of the input in one loop, so two independent table loads are in flight at a time:
-//! a DFA walk waits on memory, one load after the other, and the table is larger than L2.
+//! as wide (the `aho_corasick` DFA gives each case its own class); and the search walks
+//! [`LANES`] parts of the input in one loop, so that many independent table loads are in
+//! flight at a time: a DFA walk waits on memory, one load after the other, and the table
+//! (~1.8 MB for the built-in set) is larger than L2. Walking one part at a time is no faster
+//! than `aho_corasick`; two parts cut a directory scan's CPU by ~20 %, four by ~25 %.
 
 /// No state: a trie edge not built yet.
 const NONE: u32 = u32::MAX;
+/// Parts of the input walked together.
+const LANES: usize = 4;
 
 pub(super) struct Keywords {
     /// Byte to column; a byte in no keyword is column 0. Upper and lower case share one.
@@ -117,10 +121,6 @@ impl Keywords {
         }
     }
 
-    pub(super) fn memory_usage(&self) -> usize {
-        4 * (self.trans.len() + self.out_at.len() + self.out.len() + self.lens.len())
-    }
-
     /// Calls `f(keyword, start, end)` for every occurrence of a keyword in `hay[range]` (the
     /// haystack is cut to `range`: nothing outside it is looked at), in no particular order.
     pub(super) fn for_each(
@@ -133,47 +133,57 @@ impl Keywords {
         if from >= to {
             return;
         }
-        // Below this the second walk is not worth its set-up.
+        // Below this the extra walks are not worth their set-up.
         const SPLIT_AT: usize = 256;
         if to - from < SPLIT_AT || self.longest == 0 {
-            self.walk(hay, from, to, usize::MAX, f);
+            self.resume(hay, 0, from, to, usize::MAX, f);
             return;
         }
-        // The first half reports what starts before `mid`, reading on until every such
-        // keyword has ended; the second, started fresh at `mid`, sees all that starts there.
-        let mid = from + (to - from) / 2;
-        let a_end = (mid + self.longest - 1).min(to);
-        let (mut sa, mut sb) = (0u32, 0u32);
-        let (a, b) = (&hay[from..a_end], &hay[mid..to]);
-        let both = a.len().min(b.len());
-        let mask = !1u32;
-        for i in 0..both {
-            let ea = self.trans[(sa + u32::from(self.classes[a[i] as usize])) as usize];
-            let eb = self.trans[(sb + u32::from(self.classes[b[i] as usize])) as usize];
-            sa = ea & mask;
-            sb = eb & mask;
-            if (ea | eb) & 1 != 0 {
-                if ea & 1 != 0 {
-                    self.report(sa, from + i + 1, mid, f);
-                }
-                if eb & 1 != 0 {
-                    self.report(sb, mid + i + 1, usize::MAX, f);
-                }
-            }
-        }
-        self.resume(hay, sa, from + both, a_end, mid, f);
-        self.resume(hay, sb, mid + both, to, usize::MAX, f);
+        self.lanes::<LANES>(hay, from, to, f);
     }
 
-    fn walk(
+    /// [`Keywords::for_each`] over `N` parts of `hay[from..to]` walked in one loop. Part `j`
+    /// reports what starts in it, reading on until every such keyword has ended; each part
+    /// but the first starts fresh at its own start, so it sees all that starts there.
+    fn lanes<const N: usize>(
         &self,
         hay: &[u8],
         from: usize,
         to: usize,
-        before: usize,
         f: &mut impl FnMut(usize, usize, usize),
     ) {
-        self.resume(hay, 0, from, to, before, f)
+        let part = (to - from) / N;
+        let starts: [usize; N] = std::array::from_fn(|j| from + j * part);
+        let befores: [usize; N] =
+            std::array::from_fn(|j| if j + 1 < N { starts[j + 1] } else { usize::MAX });
+        let ends: [usize; N] = std::array::from_fn(|j| {
+            if j + 1 < N {
+                (starts[j + 1] + self.longest - 1).min(to)
+            } else {
+                to
+            }
+        });
+        let both = (0..N).map(|j| ends[j] - starts[j]).min().unwrap_or(0);
+        let mut s = [0u32; N];
+        for i in 0..both {
+            let e: [u32; N] = std::array::from_fn(|j| {
+                self.trans[(s[j] + u32::from(self.classes[hay[starts[j] + i] as usize])) as usize]
+            });
+            let any = e.iter().fold(0, |a, &x| a | x);
+            for j in 0..N {
+                s[j] = e[j] & !1;
+            }
+            if any & 1 != 0 {
+                for j in 0..N {
+                    if e[j] & 1 != 0 {
+                        self.report(s[j], starts[j] + i + 1, befores[j], f);
+                    }
+                }
+            }
+        }
+        for j in 0..N {
+            self.resume(hay, s[j], starts[j] + both, ends[j], befores[j], f);
+        }
     }
 
     /// Walks `hay[from..to]` from state `s`, reporting keywords that start before `before`.
@@ -257,13 +267,19 @@ mod tests {
             .build(&keywords)
             .unwrap();
         let n = hay.len();
-        for range in [0..n, 1..n - 3, n / 3..n / 3 + 300, 5..200, 17..17, n - 2..n] {
+        // Whole, short (one walk), and lengths around the split so that parts' edges fall
+        // inside keywords.
+        let mut ranges = vec![0..n, 1..n - 3, 5..200, 17..17, n - 2..n];
+        ranges.extend((0..200).map(|i| (i * 997) % (n - 700)..(i * 997) % (n - 700) + 250 + i));
+        let mut seen = 0;
+        for range in ranges {
             let mut got = Vec::new();
             ours.for_each(&hay, range.clone(), &mut |k, s, e| got.push((k, s, e)));
             got.sort_unstable();
             let want = reference(&ac, &hay, range.clone());
-            assert!(want.len() > 0 || range.len() < 300, "{range:?}");
             assert_eq!(got, want, "{range:?}");
+            seen += want.len();
         }
+        assert!(seen > 10_000, "{seen}");
     }
 }
