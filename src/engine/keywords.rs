@@ -79,9 +79,9 @@ impl Keywords {
         let states = outs.len();
         let mut fail = vec![0usize; states];
         let mut queue = std::collections::VecDeque::new();
-        for c in 0..stride {
-            match goto[c] {
-                NONE => goto[c] = 0,
+        for edge in goto.iter_mut().take(stride) {
+            match *edge {
+                NONE => *edge = 0,
                 t => queue.push_back(t as usize),
             }
         }

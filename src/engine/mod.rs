@@ -70,7 +70,8 @@ struct Compiled {
 /// The keyword automaton, as [`Startup`] chose it. Both report every occurrence of every
 /// keyword (overlapping), ASCII case-insensitively.
 enum Keywords {
-    Dfa(keywords::Keywords),
+    // Boxed: the DFA's class table would make every engine's enum 400 bytes.
+    Dfa(Box<keywords::Keywords>),
     Nfa(AhoCorasick),
 }
 
@@ -184,7 +185,7 @@ impl Engine {
             }
         }
         let automaton = match startup {
-            Startup::Throughput => Keywords::Dfa(keywords::Keywords::new(&keywords)),
+            Startup::Throughput => Keywords::Dfa(Box::new(keywords::Keywords::new(&keywords))),
             Startup::Latency => Keywords::Nfa(
                 AhoCorasick::builder()
                     .ascii_case_insensitive(true)
