@@ -9,6 +9,7 @@
 mod check;
 pub mod confidence;
 mod filters;
+mod keywords;
 mod literal;
 mod scope;
 mod words;
@@ -66,11 +67,38 @@ struct Compiled {
     scope: Option<scope::Scope>,
 }
 
+/// The keyword automaton, as [`Startup`] chose it. Both report every occurrence of every
+/// keyword (overlapping), ASCII case-insensitively.
+enum Keywords {
+    // Boxed: the DFA's class table would make every engine's enum 400 bytes.
+    Dfa(Box<keywords::Keywords>),
+    Nfa(AhoCorasick),
+}
+
+impl Keywords {
+    /// Calls `f(keyword, start, end)` for every keyword occurrence inside `range`.
+    fn for_each(
+        &self,
+        hay: &[u8],
+        range: std::ops::Range<usize>,
+        f: &mut impl FnMut(usize, usize, usize),
+    ) {
+        match self {
+            Keywords::Dfa(k) => k.for_each(hay, range, f),
+            Keywords::Nfa(ac) => {
+                for m in ac.find_overlapping_iter(aho_corasick::Input::new(hay).range(range)) {
+                    f(m.pattern().as_usize(), m.start(), m.end());
+                }
+            }
+        }
+    }
+}
+
 /// The compiled rule set. Cheap to share between threads.
 pub struct Engine {
     rules: Vec<Rule>,
     compiled: Vec<Compiled>,
-    ac: AhoCorasick,
+    keywords: Keywords,
     /// For each keyword (automaton pattern id), the rules that listed it.
     keyword_rules: Vec<Vec<usize>>,
     longest_keyword: usize,
@@ -98,8 +126,8 @@ fn syntax_config() -> regex_automata::util::syntax::Config {
 /// What an engine is built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Startup {
-    /// Scans of many bytes: the keyword automaton is a DFA, ~15 ms to build for the built-in
-    /// set and fastest to search.
+    /// Scans of many bytes: the keyword automaton is our own DFA ([`keywords`]), 2 to 7 ms to
+    /// build for the built-in set and fastest to search.
     Throughput,
     /// One small input per process (an agent hook event): a contiguous NFA, built in ~4 ms and
     /// searching 100 KB in about a millisecond.
@@ -156,24 +184,25 @@ impl Engine {
                 }
             }
         }
-        let ac = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            // A DFA is ~3x faster than the NFA the builder picks at this size; memory is a few MB.
-            .kind(Some(match startup {
-                Startup::Throughput => AhoCorasickKind::DFA,
-                Startup::Latency => AhoCorasickKind::ContiguousNFA,
-            }))
-            .build(&keywords)
-            .map_err(|e| RuleError::Parse {
-                file: "keywords".into(),
-                message: e.to_string(),
-            })?;
+        let automaton = match startup {
+            Startup::Throughput => Keywords::Dfa(Box::new(keywords::Keywords::new(&keywords))),
+            Startup::Latency => Keywords::Nfa(
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::ContiguousNFA))
+                    .build(&keywords)
+                    .map_err(|e| RuleError::Parse {
+                        file: "keywords".into(),
+                        message: e.to_string(),
+                    })?,
+            ),
+        };
         let longest_keyword = keywords.iter().map(|k| k.len()).max().unwrap_or(0);
         Ok(Engine {
             rules,
             compiled,
-            ac,
+            keywords: automaton,
             keyword_rules,
             longest_keyword,
             ignore_requires: false,
@@ -220,24 +249,22 @@ impl Engine {
             .max()
             .unwrap_or(0);
         let from = hay.len().saturating_sub(widest + self.longest_keyword);
-        for m in self
-            .ac
-            .find_overlapping_iter(aho_corasick::Input::new(hay).range(from..hay.len()))
-        {
-            for &r in &self.keyword_rules[m.pattern().as_usize()] {
-                let c = &self.compiled[r];
-                if !c.spans_lines || m.start() + c.window <= hay.len() {
-                    continue;
+        self.keywords
+            .for_each(hay, from..hay.len(), &mut |k, start, end| {
+                for &r in &self.keyword_rules[k] {
+                    let c = &self.compiled[r];
+                    if !c.spans_lines || start + c.window <= hay.len() {
+                        continue;
+                    }
+                    let covered = found
+                        .iter()
+                        .any(|f| f.rule == r && f.match_start <= start && f.match_end >= end);
+                    if !covered {
+                        let from = end.saturating_sub(c.window);
+                        hold = Some(hold.map_or(from, |h| h.min(from)));
+                    }
                 }
-                let covered = found
-                    .iter()
-                    .any(|f| f.rule == r && f.match_start <= m.start() && f.match_end >= m.end());
-                if !covered {
-                    let from = m.end().saturating_sub(c.window);
-                    hold = Some(hold.map_or(from, |h| h.min(from)));
-                }
-            }
-        }
+            });
         hold
     }
 
@@ -270,17 +297,17 @@ impl Engine {
     pub fn candidates(&self, hay: &[u8], range: std::ops::Range<usize>) -> Vec<Match> {
         // A keyword that starts in range may end past it.
         let end = (range.end + self.longest_keyword).min(hay.len());
-        let input = aho_corasick::Input::new(hay).range(range.start..end);
         let mut windows: Vec<(usize, usize, usize)> = Vec::new();
-        for m in self.ac.find_overlapping_iter(input) {
-            if m.start() >= range.end {
-                continue;
-            }
-            for &r in &self.keyword_rules[m.pattern().as_usize()] {
-                let w = self.compiled[r].window;
-                windows.push((r, m.end().saturating_sub(w), (m.start() + w).min(hay.len())));
-            }
-        }
+        self.keywords
+            .for_each(hay, range.start..end, &mut |k, start, kend| {
+                if start >= range.end {
+                    return;
+                }
+                for &r in &self.keyword_rules[k] {
+                    let w = self.compiled[r].window;
+                    windows.push((r, kend.saturating_sub(w), (start + w).min(hay.len())));
+                }
+            });
         windows.sort_unstable();
         let mut out = Vec::new();
         let mut i = 0;

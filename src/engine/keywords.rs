@@ -1,0 +1,285 @@
+//! Every occurrence of every keyword, ASCII case-insensitively: a dense Aho-Corasick DFA of
+//! our own rather than `aho_corasick`'s, for two reasons measured on 1,250 keywords. Case is
+//! folded in the byte-class table, so `A` and `a` share a column and a state's row is half
+//! as wide (the `aho_corasick` DFA gives each case its own class); and the search walks
+//! [`LANES`] parts of the input in one loop, so that many independent table loads are in
+//! flight at a time: a DFA walk waits on memory, one load after the other, and the table
+//! (~1.8 MB for the built-in set) is larger than L2. Walking one part at a time is no faster
+//! than `aho_corasick`; two parts cut a directory scan's CPU by ~20 %, four by ~25 %.
+
+/// No state: a trie edge not built yet.
+const NONE: u32 = u32::MAX;
+/// Parts of the input walked together.
+const LANES: usize = 4;
+
+pub(super) struct Keywords {
+    /// Byte to column; a byte in no keyword is column 0. Upper and lower case share one.
+    classes: [u8; 256],
+    /// log2 of the row width.
+    stride2: u32,
+    /// `trans[state + class]`: the next state, premultiplied by the row width, with bit 0
+    /// set when some keyword ends there.
+    trans: Vec<u32>,
+    /// The keywords ending in state `s >> stride2`: `out[out_at[s]..out_at[s + 1]]`.
+    out_at: Vec<u32>,
+    out: Vec<u32>,
+    /// Length of each keyword.
+    lens: Vec<u32>,
+    longest: usize,
+}
+
+impl Keywords {
+    /// `keywords` are matched ASCII case-insensitively; each must be non-empty.
+    pub(super) fn new(keywords: &[String]) -> Keywords {
+        let mut present = [false; 256];
+        for k in keywords {
+            for &b in k.as_bytes() {
+                present[b.to_ascii_lowercase() as usize] = true;
+            }
+        }
+        let mut classes = [0u8; 256];
+        let mut n = 1usize;
+        for b in 0..256usize {
+            if present[b] {
+                classes[b] = n as u8;
+                n += 1;
+            }
+        }
+        for b in 0..256usize {
+            let l = (b as u8).to_ascii_lowercase() as usize;
+            if l != b {
+                classes[b] = classes[l];
+            }
+        }
+        // Column 0 collects every byte in no keyword; 255 classes at most fit a u8.
+        let stride = n.next_power_of_two();
+        let stride2 = stride.trailing_zeros();
+        // The trie, in rows of `stride` edges; state 0 is the root.
+        let mut goto: Vec<u32> = vec![NONE; stride];
+        let mut outs: Vec<Vec<u32>> = vec![Vec::new()];
+        for (id, k) in keywords.iter().enumerate() {
+            let mut s = 0usize;
+            for &b in k.as_bytes() {
+                let c = classes[b as usize] as usize;
+                let next = goto[s * stride + c];
+                s = if next == NONE {
+                    let t = outs.len();
+                    goto[s * stride + c] = t as u32;
+                    goto.extend(std::iter::repeat_n(NONE, stride));
+                    outs.push(Vec::new());
+                    t
+                } else {
+                    next as usize
+                };
+            }
+            outs[s].push(id as u32);
+        }
+        // Breadth first, each state's missing edges are its failure state's edges: that
+        // state is shallower, so already complete.
+        let states = outs.len();
+        let mut fail = vec![0usize; states];
+        let mut queue = std::collections::VecDeque::new();
+        for edge in goto.iter_mut().take(stride) {
+            match *edge {
+                NONE => *edge = 0,
+                t => queue.push_back(t as usize),
+            }
+        }
+        while let Some(s) = queue.pop_front() {
+            let inherited = outs[fail[s]].clone();
+            outs[s].extend(inherited);
+            for c in 0..stride {
+                let t = goto[s * stride + c];
+                let via_fail = goto[fail[s] * stride + c];
+                if t == NONE {
+                    goto[s * stride + c] = via_fail;
+                } else {
+                    fail[t as usize] = via_fail as usize;
+                    queue.push_back(t as usize);
+                }
+            }
+        }
+        let trans = goto
+            .iter()
+            .map(|&t| ((t as usize) << stride2) as u32 | u32::from(!outs[t as usize].is_empty()))
+            .collect();
+        let mut out_at = Vec::with_capacity(states + 1);
+        let mut out = Vec::new();
+        for o in &outs {
+            out_at.push(out.len() as u32);
+            out.extend_from_slice(o);
+        }
+        out_at.push(out.len() as u32);
+        Keywords {
+            classes,
+            stride2,
+            trans,
+            out_at,
+            out,
+            lens: keywords.iter().map(|k| k.len() as u32).collect(),
+            longest: keywords.iter().map(|k| k.len()).max().unwrap_or(0),
+        }
+    }
+
+    /// Calls `f(keyword, start, end)` for every occurrence of a keyword in `hay[range]` (the
+    /// haystack is cut to `range`: nothing outside it is looked at), in no particular order.
+    pub(super) fn for_each(
+        &self,
+        hay: &[u8],
+        range: std::ops::Range<usize>,
+        f: &mut impl FnMut(usize, usize, usize),
+    ) {
+        let (from, to) = (range.start, range.end.min(hay.len()));
+        if from >= to {
+            return;
+        }
+        // Below this the extra walks are not worth their set-up.
+        const SPLIT_AT: usize = 256;
+        if to - from < SPLIT_AT || self.longest == 0 {
+            self.resume(hay, 0, from, to, usize::MAX, f);
+            return;
+        }
+        self.lanes::<LANES>(hay, from, to, f);
+    }
+
+    /// [`Keywords::for_each`] over `N` parts of `hay[from..to]` walked in one loop. Part `j`
+    /// reports what starts in it, reading on until every such keyword has ended; each part
+    /// but the first starts fresh at its own start, so it sees all that starts there.
+    fn lanes<const N: usize>(
+        &self,
+        hay: &[u8],
+        from: usize,
+        to: usize,
+        f: &mut impl FnMut(usize, usize, usize),
+    ) {
+        let part = (to - from) / N;
+        let starts: [usize; N] = std::array::from_fn(|j| from + j * part);
+        let befores: [usize; N] =
+            std::array::from_fn(|j| if j + 1 < N { starts[j + 1] } else { usize::MAX });
+        let ends: [usize; N] = std::array::from_fn(|j| {
+            if j + 1 < N {
+                (starts[j + 1] + self.longest - 1).min(to)
+            } else {
+                to
+            }
+        });
+        let both = (0..N).map(|j| ends[j] - starts[j]).min().unwrap_or(0);
+        let mut s = [0u32; N];
+        for i in 0..both {
+            let e: [u32; N] = std::array::from_fn(|j| {
+                self.trans[(s[j] + u32::from(self.classes[hay[starts[j] + i] as usize])) as usize]
+            });
+            let any = e.iter().fold(0, |a, &x| a | x);
+            for j in 0..N {
+                s[j] = e[j] & !1;
+            }
+            if any & 1 != 0 {
+                for j in 0..N {
+                    if e[j] & 1 != 0 {
+                        self.report(s[j], starts[j] + i + 1, befores[j], f);
+                    }
+                }
+            }
+        }
+        for j in 0..N {
+            self.resume(hay, s[j], starts[j] + both, ends[j], befores[j], f);
+        }
+    }
+
+    /// Walks `hay[from..to]` from state `s`, reporting keywords that start before `before`.
+    fn resume(
+        &self,
+        hay: &[u8],
+        mut s: u32,
+        from: usize,
+        to: usize,
+        before: usize,
+        f: &mut impl FnMut(usize, usize, usize),
+    ) {
+        for (i, &byte) in hay[from..to].iter().enumerate() {
+            let e = self.trans[(s + u32::from(self.classes[byte as usize])) as usize];
+            s = e & !1;
+            if e & 1 != 0 {
+                self.report(s, from + i + 1, before, f);
+            }
+        }
+    }
+
+    #[inline]
+    fn report(&self, s: u32, end: usize, before: usize, f: &mut impl FnMut(usize, usize, usize)) {
+        let row = (s >> self.stride2) as usize;
+        let (lo, hi) = (self.out_at[row] as usize, self.out_at[row + 1] as usize);
+        for &k in &self.out[lo..hi] {
+            let start = end - self.lens[k as usize] as usize;
+            if start < before {
+                f(k as usize, start, end);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aho_corasick::{AhoCorasick, MatchKind};
+
+    fn reference(
+        ac: &AhoCorasick,
+        hay: &[u8],
+        range: std::ops::Range<usize>,
+    ) -> Vec<(usize, usize, usize)> {
+        let input = aho_corasick::Input::new(hay).range(range);
+        let mut v: Vec<_> = ac
+            .find_overlapping_iter(input)
+            .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn finds_what_aho_corasick_finds() {
+        let rules = crate::rules::builtin();
+        let mut keywords: Vec<String> = rules
+            .iter()
+            .flat_map(|r| r.keywords.iter().map(|k| k.to_ascii_lowercase()))
+            .collect();
+        keywords.sort();
+        keywords.dedup();
+        // Every rule's examples, in both cases, and bytes around every keyword.
+        let mut hay: Vec<u8> = Vec::new();
+        for r in &rules {
+            for e in r.examples.iter().chain(&r.negatives) {
+                hay.extend_from_slice(e.as_bytes());
+                hay.push(b'\n');
+                hay.extend_from_slice(e.to_ascii_uppercase().as_bytes());
+                hay.push(0xff);
+            }
+        }
+        for k in &keywords {
+            hay.extend_from_slice(k.as_bytes());
+            hay.extend_from_slice(&k.as_bytes()[..k.len() / 2]);
+        }
+        let ours = Keywords::new(&keywords);
+        let ac = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&keywords)
+            .unwrap();
+        let n = hay.len();
+        // Whole, short (one walk), and lengths around the split so that parts' edges fall
+        // inside keywords.
+        let mut ranges = vec![0..n, 1..n - 3, 5..200, 17..17, n - 2..n];
+        ranges.extend((0..200).map(|i| (i * 997) % (n - 700)..(i * 997) % (n - 700) + 250 + i));
+        let mut seen = 0;
+        for range in ranges {
+            let mut got = Vec::new();
+            ours.for_each(&hay, range.clone(), &mut |k, s, e| got.push((k, s, e)));
+            got.sort_unstable();
+            let want = reference(&ac, &hay, range.clone());
+            assert_eq!(got, want, "{range:?}");
+            seen += want.len();
+        }
+        assert!(seen > 10_000, "{seen}");
+    }
+}
