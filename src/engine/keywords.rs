@@ -29,8 +29,10 @@ pub(super) struct Keywords {
 }
 
 impl Keywords {
-    /// `keywords` are matched ASCII case-insensitively; each must be non-empty.
-    pub(super) fn new(keywords: &[String]) -> Keywords {
+    /// `keywords` are matched ASCII case-insensitively; each must be non-empty. `None` when
+    /// the table's premultiplied state ids would not fit 32 bits (megabytes of keywords): the
+    /// caller then takes `aho_corasick`.
+    pub(super) fn new(keywords: &[String]) -> Option<Keywords> {
         let mut present = [false; 256];
         for k in keywords {
             for &b in k.as_bytes() {
@@ -51,7 +53,8 @@ impl Keywords {
                 classes[b] = classes[l];
             }
         }
-        // Column 0 collects every byte in no keyword; 255 classes at most fit a u8.
+        // Column 0 collects every byte in no keyword. Keywords are UTF-8, so at most 218 distinct
+        // bytes once case is folded: the classes fit a u8.
         let stride = n.next_power_of_two();
         let stride2 = stride.trailing_zeros();
         // The trie, in rows of `stride` edges; state 0 is the root.
@@ -73,6 +76,9 @@ impl Keywords {
                 };
             }
             outs[s].push(id as u32);
+        }
+        if (outs.len() as u64) << (stride2 + 1) > u64::from(u32::MAX) {
+            return None;
         }
         // Breadth first, each state's missing edges are its failure state's edges: that
         // state is shallower, so already complete.
@@ -110,7 +116,7 @@ impl Keywords {
             out.extend_from_slice(o);
         }
         out_at.push(out.len() as u32);
-        Keywords {
+        Some(Keywords {
             classes,
             stride2,
             trans,
@@ -118,7 +124,7 @@ impl Keywords {
             out,
             lens: keywords.iter().map(|k| k.len() as u32).collect(),
             longest: keywords.iter().map(|k| k.len()).max().unwrap_or(0),
-        }
+        })
     }
 
     /// Calls `f(keyword, start, end)` for every occurrence of a keyword in `hay[range]` (the
@@ -260,7 +266,7 @@ mod tests {
             hay.extend_from_slice(k.as_bytes());
             hay.extend_from_slice(&k.as_bytes()[..k.len() / 2]);
         }
-        let ours = Keywords::new(&keywords);
+        let ours = Keywords::new(&keywords).unwrap();
         let ac = AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)

@@ -184,9 +184,13 @@ impl Engine {
                 }
             }
         }
-        let automaton = match startup {
-            Startup::Throughput => Keywords::Dfa(Box::new(keywords::Keywords::new(&keywords))),
-            Startup::Latency => Keywords::Nfa(
+        let dfa = match startup {
+            Startup::Throughput => keywords::Keywords::new(&keywords),
+            Startup::Latency => None,
+        };
+        let automaton = match dfa {
+            Some(d) => Keywords::Dfa(Box::new(d)),
+            None => Keywords::Nfa(
                 AhoCorasick::builder()
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
