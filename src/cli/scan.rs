@@ -58,7 +58,7 @@ fn noted(mut o: Outcome, shard: Shard) -> Outcome {
 }
 
 pub fn git(a: GitArgs) -> Result<i32> {
-    use crate::source::git::{Repo, Select};
+    use crate::source::git::Select;
     let r = &a.report;
     let shard = a.scale.shard()?;
     let targets = a.scale.targets()?;
@@ -80,17 +80,6 @@ pub fn git(a: GitArgs) -> Result<i32> {
     let scanned: Vec<PathBuf> = dirs.iter().map(|(d, _)| d.clone()).collect();
     let mut s = Session::new(r, &scanned, Confidence::Medium)?;
     s.scanner = s.scanner.with_archives(a.input.archives());
-    let mut repos = Vec::new();
-    let mut unopened = Vec::new();
-    for (dir, prefix) in dirs {
-        match Repo::open(&dir) {
-            Ok(repo) => repos.push((repo, prefix)),
-            Err(e) if !listed => return Err(e).with_context(|| format!("{}", dir.display())),
-            // Every shard fails to open it; the one that owns it reports it.
-            Err(e) if shard.owns(&prefix) => unopened.push((dir.display().to_string(), e)),
-            Err(_) => {}
-        }
-    }
     let select = match (a.staged, &a.since, &a.range) {
         (true, _, _) => Select::Staged,
         (_, Some(rev), _) => Select::Range(rev.clone()),
@@ -105,23 +94,10 @@ pub fn git(a: GitArgs) -> Result<i32> {
         submodules: a.submodules,
         shard,
     };
-    let mut outcome = s
-        .scan(r, |sc| sc.git(&repos, &opts, &print_warning))
-        .with_context(|| match &repos[..] {
-            [(one, _)] => one.dir().display().to_string(),
-            _ => "git".to_string(),
-        })?;
-    for (dir, e) in unopened {
-        let w = crate::model::Warning {
-            path: dir,
-            message: format!("not scanned: {e}"),
-        };
-        print_warning(&w);
-        outcome.warnings.push(w);
-        outcome.summary.warnings += 1;
-        outcome.summary.skipped_unreadable += 1;
-        outcome.summary.failed_inputs += 1;
-    }
+    let outcome = s
+        .scan(r, |sc| sc.git(&dirs, &opts, &print_warning))
+        // Only a run of one repository fails on it: name it.
+        .with_context(|| dirs[0].0.display().to_string())?;
     let n = outcome.findings.len();
     let code = s.deliver(noted(outcome, shard), r)?;
     if a.staged && code == EXIT_FINDINGS {

@@ -13,7 +13,7 @@ pub use fingerprint::{fingerprint, fingerprint_key_id, hex, keyed_hash, set_fing
 pub use found::{findings, findings_at, findings_masked, Origin};
 pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};
-pub use shard::{slot, whited_out, ImageLayers, Shard, ShardError, ShardNotes, Whiteouts};
+pub use shard::{whited_out, ImageLayers, Shard, ShardError, ShardNotes, Whiteouts};
 pub use verdict::{now_rfc3339, rfc3339, unix_now, HookRun, Status, Validation};
 
 pub use crate::rules::Confidence;

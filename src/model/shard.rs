@@ -154,7 +154,7 @@ impl std::fmt::Display for Shard {
 }
 
 /// The shard `key` belongs to, of `total`.
-pub fn slot(key: &str, total: u64) -> u64 {
+fn slot(key: &str, total: u64) -> u64 {
     let h = Sha256::digest(key.as_bytes());
     let mut first = [0u8; 8];
     first.copy_from_slice(&h[..8]);

@@ -7,6 +7,7 @@ use super::admit::{Admit, Skip};
 use super::{run::Run, Outcome, Scanner};
 use crate::model::{Shard, Warning};
 use crate::source::{git, Blob, Data, Provenance};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Blobs a git worker asks for at once: enough to keep git's pipe full, few enough that
@@ -28,30 +29,37 @@ pub struct GitOptions {
 }
 
 impl Scanner {
-    /// Scan git repositories, each with the prefix its paths are reported under: each blob
-    /// `opts.select` covers, once, attributed to the commit that introduced it, with findings
-    /// on the lines that commit added. One repository that cannot be scanned fails the run;
-    /// of several, it is warned about and counted, and the others are scanned.
+    /// Scan git repositories (each opened here), each with the prefix its paths are reported
+    /// under: each blob `opts.select` covers, once, attributed to the commit that introduced
+    /// it, with findings on the lines that commit added. One repository that cannot be opened
+    /// or listed fails the run; of several, it is warned about and counted, and the others
+    /// are scanned.
     pub fn git(
         &self,
-        repos: &[(git::Repo, String)],
+        repos: &[(PathBuf, String)],
         opts: &GitOptions,
         on_warning: &(dyn Fn(&Warning) + Sync),
     ) -> Result<Outcome, git::GitError> {
         let run = self.run(on_warning);
-        for (repo, prefix) in repos {
-            if let Err(e) = self.git_repo(&run, repo, opts, prefix) {
-                if repos.len() == 1 {
-                    return Err(e);
+        for (dir, prefix) in repos {
+            let scanned = git::Repo::open(dir).and_then(|repo| {
+                self.git_repo(&run, &repo, opts, prefix)?;
+                Ok(repo)
+            });
+            let repo = match scanned {
+                Ok(repo) => repo,
+                Err(e) if repos.len() == 1 => return Err(e),
+                Err(e) => {
+                    // Every shard meets the same error; the one that owns the repository
+                    // says so.
+                    if opts.shard.owns(prefix) {
+                        let name = dir.display().to_string();
+                        run.warn(name.clone(), format!("not scanned: {e}"));
+                        run.unreadable(name, true);
+                    }
+                    continue;
                 }
-                // Every shard meets the same error; the one that owns the repository says so.
-                if opts.shard.owns(prefix) {
-                    let name = repo.dir().display().to_string();
-                    run.warn(name.clone(), format!("not scanned: {e}"));
-                    run.unreadable(name, true);
-                }
-                continue;
-            }
+            };
             if opts.submodules {
                 for (path, dir) in repo.submodules() {
                     let path = format!("{prefix}{path}");
