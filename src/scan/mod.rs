@@ -153,14 +153,13 @@ impl Outcome {
         self.suppressed.extend(other.suppressed);
         self.warnings.extend(other.warnings);
         self.summary.add(&other.summary);
-        if let Some(n) = other.notes {
-            let mine = self.notes.get_or_insert_with(|| ShardNotes {
-                images: Vec::new(),
-                whiteouts: Default::default(),
-                ..n.clone()
-            });
-            mine.images.extend(n.images);
-            mine.whiteouts.extend(n.whiteouts);
+        match (&mut self.notes, other.notes) {
+            (Some(mine), Some(n)) => {
+                mine.images.extend(n.images);
+                mine.whiteouts.extend(n.whiteouts);
+            }
+            (mine @ None, n) => *mine = n,
+            (Some(_), None) => {}
         }
         let elapsed = self.summary.elapsed + other.summary.elapsed;
         let mut o = finish(self, Instant::now());
