@@ -32,6 +32,11 @@ pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
 }
 
 fn engine_for(cfg: &Config, extra: &[PathBuf], startup: Startup) -> Result<Engine> {
+    checked_engine_for(rule_set(cfg, extra)?, startup)
+}
+
+/// The built-in rules with the config's and `extra` rule files, less the disabled ones.
+pub fn rule_set(cfg: &Config, extra: &[PathBuf]) -> Result<Vec<rules::Rule>> {
     let mut set = rules::builtin();
     for files in [&cfg.rules.files[..], extra] {
         let loaded = rules::load_files(files)?;
@@ -43,7 +48,7 @@ fn engine_for(cfg: &Config, extra: &[PathBuf], startup: Startup) -> Result<Engin
             .context("a gitleaks config's allowlist targetRules or disabledRules")?;
     }
     rules::disable(&mut set, &cfg.rules.disable).context("rules.disable")?;
-    checked_engine_for(set, startup)
+    Ok(set)
 }
 
 /// The engine for `set`, after the operator's rules (all but the built-in ones) passed their
