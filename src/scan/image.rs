@@ -35,7 +35,8 @@ impl Scanner {
         for r in refs {
             let img = image::resolve(r, &opts.registry)?;
             // Every shard resolves every image; the config's owner reports on the image.
-            let config = opts.shard.owns(&image::sha256_digest(&img.config));
+            let config =
+                opts.shard.is_whole() || opts.shard.owns(&image::sha256_digest(&img.config));
             if config {
                 for w in &img.warnings {
                     run.warn(r.clone(), w.clone());

@@ -43,6 +43,13 @@ pub struct WalkOptions {
     pub shard: Shard,
 }
 
+impl WalkOptions {
+    /// Whether this shard reads `path`; a whole run spends nothing on asking.
+    fn owns(&self, path: &Path) -> bool {
+        self.shard.is_whole() || self.shard.owns(&display_path(path))
+    }
+}
+
 /// What the walk met.
 pub enum Event {
     Blob(Blob),
@@ -186,7 +193,7 @@ pub fn walk(opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) {
             match entry {
                 Err(e) => {
                     let path = error_path(&e).unwrap_or_default();
-                    if !opts.shard.owns(&display_path(&path)) {
+                    if !opts.owns(&path) {
                         return WalkState::Continue;
                     }
                     let named = opts.paths.contains(&path);
@@ -210,7 +217,7 @@ pub fn walk(opts: &WalkOptions, visit: &(dyn Fn(Event) + Sync)) {
                         }
                         return WalkState::Continue;
                     }
-                    if !opts.shard.owns(&display_path(entry.path())) {
+                    if !opts.owns(entry.path()) {
                         return WalkState::Continue;
                     }
                     if named {
@@ -258,7 +265,7 @@ fn list(dir: &Path, secrets: bool, opts: &WalkOptions, visit: &(dyn Fn(Event) + 
         }
         let path = child.path();
         if secrets && child.file_type().is_ok_and(|t| t.is_file()) && is_secret_file(&path) {
-            if opts.shard.owns(&display_path(&path)) {
+            if opts.owns(&path) {
                 visit(read(&path, opts, false));
             }
             continue;
