@@ -251,18 +251,21 @@ fn is_filler_id(id: &[u8]) -> bool {
     id.len() >= 12 && (distinct <= 5 || longest >= 12)
 }
 
-/// Runs of one character (`aaaaaaaa`, `XXXXXXXX`) and strings of very few distinct bytes.
-/// Only short values: long structured secrets (an OpenSSH key's `AAAAAAAA`) have runs.
+/// Runs of one character (`aaaaaaaa`, `XXXXXXXX`) with little else, and strings of very few
+/// distinct bytes. Only short values, and only when the rest is short: base64 of binary has
+/// runs of `A` for its zero bytes beside a random body (an OpenSSH key's `AAAAAAAA`; a
+/// Twitter app-only bearer token opens with 21 of them; a Kubernetes Secret's data).
 fn is_filler(secret: &[u8]) -> bool {
     if secret.len() > 128 {
         return false;
     }
-    let mut run = 1;
-    for w in secret.windows(2) {
-        run = if w[0] == w[1] { run + 1 } else { 1 };
-        if run >= 6 {
-            return true;
-        }
+    let longest = secret
+        .chunk_by(|a, b| a == b)
+        .map(<[u8]>::len)
+        .max()
+        .unwrap_or(0);
+    if longest >= 6 && secret.len() - longest < 32 {
+        return true;
     }
     let mut seen = [false; 256];
     let mut distinct = 0;
@@ -558,6 +561,14 @@ mod tests {
             assert!(is_placeholder(p.as_bytes()), "{p}");
         }
         assert!(!is_placeholder(b"q8Vz3LmT0pWx9RkJ2nHs"));
+        // A run beside a short rest is filler (`sk_live_` and 24 zeros); beside a random body of
+        // 32 or more it is base64 of zero bytes.
+        assert!(is_placeholder(b"sk_live_000000000000000000000000"));
+        assert!(is_placeholder(b"q8Vz3LmT0pWx9RkJ2nHs00000000"));
+        assert!(is_placeholder(&[b'A'; 120]));
+        assert!(!is_placeholder(
+            b"AAAAAAAAAAC7hjsA+H3owFygUv4w5B67lcSx14zff9FCPADiNbSwYWgE+O7Dhiy5tkRecs21ljjofvebe6xsYlA4cVmght0="
+        ));
     }
 
     #[test]
