@@ -11,15 +11,10 @@ pub(super) fn available() -> Result<(), String> {
 
 /// Deactivate (or delete) access key `key_id`; the user it belonged to.
 pub(super) fn disable(key_id: &str, delete: bool, region: &str) -> Result<String, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the network runtime: {e}"))?;
+    use crate::validate::aws::net;
+    let rt = net::runtime()?;
     rt.block_on(async {
-        use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
-        let http = aws_smithy_http_client::Builder::new()
-            .tls_provider(Provider::Rustls(CryptoMode::Ring))
-            .build_https();
+        let http = net::https();
         // Endpoint variables (AWS_ENDPOINT_URL_IAM, AWS_ENDPOINT_URL) are the operator's and
         // are honoured by the loader.
         let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())

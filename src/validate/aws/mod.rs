@@ -19,6 +19,28 @@ mod sts;
 #[path = "sts_offline.rs"]
 mod sts;
 
+/// The network plumbing of every AWS call leakhound makes (STS checks, IAM reads, the IAM
+/// responses), built one way: a small tokio runtime, and the SDK's HTTPS client on rustls.
+#[cfg(feature = "aws")]
+pub(crate) mod net {
+    /// A runtime for a batch of calls; the error says what failed, without a secret.
+    pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the network runtime: {e}"))
+    }
+
+    /// The HTTPS client the SDK's clients share (called inside the runtime).
+    pub(crate) fn https() -> aws_sdk_sts::config::SharedHttpClient {
+        use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+        aws_smithy_http_client::Builder::new()
+            .tls_provider(Provider::Rustls(CryptoMode::Ring))
+            .build_https()
+    }
+}
+
 use super::{Credential, Options, Reached, Validator};
 use crate::model::{Annotation, Finding, Provenance, Secret, Validation};
 use sha2::{Digest, Sha256};

@@ -29,22 +29,12 @@ pub(super) fn check_all(sets: &[AwsSet], opts: &Options) -> Vec<Validation> {
     if sets.is_empty() {
         return Vec::new();
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let rt = match super::net::runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            let why = format!("cannot start the network runtime: {e}");
-            return sets.iter().map(|_| unknown(why.clone())).collect();
-        }
+        Err(why) => return sets.iter().map(|_| unknown(why.clone())).collect(),
     };
     rt.block_on(async {
-        use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
-        let http = aws_smithy_http_client::Builder::new()
-            .tls_provider(Provider::Rustls(CryptoMode::Ring))
-            .build_https();
+        let http = super::net::https();
         let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
         let deadline = tokio::time::Instant::now() + opts.deadline;
         let tasks: Vec<_> = sets
