@@ -41,19 +41,18 @@ impl Scanner {
                 for w in &img.warnings {
                     run.warn(r.clone(), w.clone());
                 }
-            }
-            match image::config_fields(&img.config) {
-                _ if !config => {}
-                Ok(fields) => {
-                    for (field, text) in fields {
-                        let blob = Blob {
-                            provenance: at(&img, None, field),
-                            data: Data::Owned(text.into_bytes()),
-                        };
-                        self.file(&run, blob, &admit);
+                match image::config_fields(&img.config) {
+                    Ok(fields) => {
+                        for (field, text) in fields {
+                            let blob = Blob {
+                                provenance: at(&img, None, field),
+                                data: Data::Owned(text.into_bytes()),
+                            };
+                            self.file(&run, blob, &admit);
+                        }
                     }
+                    Err(e) => run.warn(format!("{r}!config"), e.to_string()),
                 }
-                Err(e) => run.warn(format!("{r}!config"), e.to_string()),
             }
             // Layers in parallel; each is one stream, decompressed on its worker.
             let fresh: Vec<usize> = (0..img.layers.len())
