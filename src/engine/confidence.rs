@@ -11,7 +11,7 @@
 //! - a JWT (`checksum = "jwt"`) falls to `low` when its payload carries no claim a real token
 //!   has (`{"foo":"bar"}` in a library's tests).
 
-use super::filters::{b64_decode_lenient, shannon_entropy};
+use super::filters::{b64_decode_lenient, jwt_payload, shannon_entropy};
 use crate::rules::{Checksum, Confidence, Rule};
 
 /// The confidence of `rule`'s finding of `secret` at `path` (the path within its source; a
@@ -151,12 +151,7 @@ const CLAIMS: &[&str] = &[
 /// [`CLAIMS`]: `{"foo":"bar"}`, `{"some":"payload"}`. A payload that is not JSON (encrypted,
 /// or not a JWT after all) says nothing either way.
 fn jwt_without_claims(secret: &[u8]) -> bool {
-    let payload = secret.split(|&b| b == b'.').nth(1).unwrap_or_default();
-    let json = b64_decode_lenient(payload).unwrap_or_default();
-    match serde_json::from_slice::<serde_json::Value>(&json) {
-        Ok(serde_json::Value::Object(map)) => !map.keys().any(|k| CLAIMS.contains(&k.as_str())),
-        _ => false,
-    }
+    jwt_payload(secret).is_some_and(|map| !map.keys().any(|k| CLAIMS.contains(&k.as_str())))
 }
 
 /// Folders and files that hold tests, fixtures, examples and documentation.

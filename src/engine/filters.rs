@@ -316,28 +316,28 @@ pub(super) fn b64_decode_lenient(s: &[u8]) -> Option<Vec<u8>> {
 /// as `{"kty":"EC"}` or `{"ver":"2"}` name no registered parameter, but a header and a
 /// payload with `iss` or `exp` are a token all the same.
 fn jwt_header_ok(secret: &[u8]) -> bool {
-    let mut segments = secret.split(|&b| b == b'.');
-    let header = segments.next().unwrap_or_default();
+    let header = secret.split(|&b| b == b'.').next().unwrap_or_default();
     let Some(h) = b64_decode_lenient(header).filter(|h| h.first() == Some(&b'{')) else {
         return false;
     };
     JOSE_HEADER
         .iter()
         .any(|p| memchr::memmem::find(&h, p).is_some())
-        || jwt_payload_has_claim(segments.next().unwrap_or_default())
+        || jwt_payload(secret)
+            .is_some_and(|map| map.keys().any(|k| REGISTERED_CLAIMS.contains(&k.as_str())))
 }
 
 /// RFC 7519 section 4.1's registered claims.
 const REGISTERED_CLAIMS: &[&str] = &["iss", "sub", "aud", "exp", "nbf", "iat", "jti"];
 
-/// Whether a JWT's payload segment is base64url of a JSON object naming a registered claim.
-fn jwt_payload_has_claim(payload: &[u8]) -> bool {
-    let json = b64_decode_lenient(payload).unwrap_or_default();
-    matches!(
-        serde_json::from_slice::<serde_json::Value>(&json),
-        Ok(serde_json::Value::Object(map))
-            if map.keys().any(|k| REGISTERED_CLAIMS.contains(&k.as_str()))
-    )
+/// A JWT's payload (its second segment) when it is base64url of a JSON object; `None` when
+/// it is not (encrypted, or not a JWT after all).
+pub(super) fn jwt_payload(secret: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let payload = secret.split(|&b| b == b'.').nth(1)?;
+    match serde_json::from_slice(&b64_decode_lenient(payload)?) {
+        Ok(serde_json::Value::Object(map)) => Some(map),
+        _ => None,
+    }
 }
 
 /// The JOSE header parameters in IANA's registry (RFC 7515 section 4.1, RFC 7516 section 4.1,
