@@ -193,7 +193,13 @@ pub fn is_test_or_doc(path: &str) -> bool {
     let Some(name) = parts.next_back() else {
         return false;
     };
-    if parts.any(|dir| TEST_DIRS.contains(&dir)) {
+    // A folder named for tests in part too: `aws-signing-test-suite`, `test_utils`.
+    if parts.any(|dir| {
+        TEST_DIRS.contains(&dir)
+            || dir
+                .split(['-', '_', '.'])
+                .any(|part| ["test", "tests", "testing", "testdata", "fixtures"].contains(&part))
+    }) {
         return true;
     }
     let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
@@ -231,6 +237,8 @@ mod tests {
             "config.json.sample",
             "botocore/data/ec2/2016-11-15/examples-1.json",
             "pyjwt-2.15.1/PKG-INFO",
+            "aws-sigv4-1.6.4/aws-signing-test-suite/v4/get-vanilla/context.json",
+            "pkg/test_utils/keys.py",
         ] {
             assert!(is_test_or_doc(p), "{p}");
         }
@@ -240,6 +248,7 @@ mod tests {
             "infra/terraform.tfvars",
             "src/latest.rs",
             "contest/main.py",
+            "latest-release/config.py",
             "app/settings.py",
             "notes/deploy.md",
             "out/cell-3-stdout.txt",

@@ -26,9 +26,6 @@ fn contains_any(
 /// Whether match `m` of `rule` in `hay` survives the filters.
 pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
     let secret = &hay[m.span()];
-    // The matched text before the secret: a variable name and an assignment sign, for
-    // context rules.
-    let key = &hay[m.match_start..m.start];
     if is_documentation_example(secret) {
         return false;
     }
@@ -63,7 +60,20 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
             return false;
         }
     }
-    !(rule.generic && generic_reject(key, secret))
+    // For context rules: the name before the secret (whole, from before the match) and the
+    // assignment sign.
+    !(rule.generic && generic_reject(&hay[name_start(hay, m.match_start)..m.start], secret))
+}
+
+/// Where the name that holds a rule's keyword begins: `next_` in `next_token = …` lies
+/// before the match, which starts at the keyword.
+fn name_start(hay: &[u8], at: usize) -> usize {
+    let part_of_name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    at - hay[at.saturating_sub(32)..at]
+        .iter()
+        .rev()
+        .take_while(|b| part_of_name(b))
+        .count()
 }
 
 /// Shannon entropy of `bytes`, in bits per byte.
@@ -395,6 +405,17 @@ const HASH_WORDS: &[&str] = &[
     "salt",
     "commit",
 ];
+/// Names of a pagination cursor (`NextToken`, `page_token`): a position in a listing, not a
+/// credential.
+const PAGE_WORDS: &[&str] = &[
+    "next_token",
+    "nexttoken",
+    "next-token",
+    "page_token",
+    "pagetoken",
+    "page-token",
+    "continuation",
+];
 const FILE_SUFFIXES: &[&str] = &[
     ".json", ".pem", ".key", ".txt", ".yaml", ".yml", ".toml", ".env", ".crt", ".p12", ".pfx",
     ".cfg", ".ini", ".conf",
@@ -404,10 +425,15 @@ const FILE_SUFFIXES: &[&str] = &[
 fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     static HASHES: OnceLock<AhoCorasick> = OnceLock::new();
     static CODE: OnceLock<AhoCorasick> = OnceLock::new();
+    static PAGES: OnceLock<AhoCorasick> = OnceLock::new();
     let hex = secret.iter().all(|b| b.is_ascii_hexdigit());
-    // Hashes: hex of a digest length, or any value under a hash-like name.
-    if (hex && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128))
-        || contains_any(&HASHES, HASH_WORDS, key)
+    // Hashes: any value under a hash-like name. Hex of a digest length under a credential's
+    // name is kept: API keys and secrets are often 32 or 64 hex digits (Flask's
+    // `SECRET_KEY`, OAuth client secrets); its confidence then says whether it sits in a
+    // test. Under an id's name (`private_key_id`) it is an id.
+    if contains_any(&HASHES, HASH_WORDS, key)
+        || contains_any(&PAGES, PAGE_WORDS, key)
+        || (hex && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128) && names_an_id(key))
     {
         return true;
     }
@@ -488,10 +514,32 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     let others = secret
         .iter()
         .any(|b| !b.is_ascii_alphabetic() && !matches!(b, b'-' | b'_' | b'.'));
-    let mixed_case = secret.len() >= 20
+    // Under 20 characters, mixed case counts when the case changes often and the value is
+    // not words: `yqDVtkqPECriaLRi` is random; `getElementById` and `UntagResource` are names.
+    let case_changes = secret
+        .windows(2)
+        .filter(|w| w[0].is_ascii_uppercase() != w[1].is_ascii_uppercase())
+        .count();
+    let mixed_case = (secret.len() >= 20
+        || (secret.len() >= 12
+            && case_changes * 3 >= secret.len()
+            && !super::words::made_of_words(secret)))
         && secret.iter().any(|b| b.is_ascii_uppercase())
         && secret.iter().any(|b| b.is_ascii_lowercase());
     !(letters && (others || mixed_case))
+}
+
+/// Whether the name before a value names an id: `private_key_id = `, `"clientId": `.
+fn names_an_id(key: &[u8]) -> bool {
+    let name = key
+        .iter()
+        .rposition(|b| b.is_ascii_alphanumeric())
+        .map_or(&key[..0], |end| &key[..=end]);
+    match name {
+        [.., b'_' | b'-' | b'.', b'i' | b'I', b'd' | b'D'] => true,
+        [.., lower, b'I', b'd'] => lower.is_ascii_lowercase(),
+        _ => false,
+    }
 }
 
 fn is_uuid(s: &[u8]) -> bool {
@@ -593,5 +641,32 @@ mod tests {
         ));
         assert!(!generic_reject(b"password = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
         assert!(!generic_reject(b"password = ", b"q8Vz3L&mT0pWx9RkJ2nHs"));
+        // Hex of a digest length: a key under a credential's name, an id under an id's.
+        let hex = b"951bc382db9abad29c68634761dd6e19";
+        assert!(!generic_reject(b"API_KEY = \"", hex));
+        assert!(!generic_reject(b"\"apiKey\": \"", hex));
+        assert!(generic_reject(b"\"private_key_id\": \"", hex));
+        assert!(generic_reject(b"apiKeyId = '", hex));
+        assert!(generic_reject(b"token_sha256 = '", hex));
+        assert!(generic_reject(b"\"NextToken\": \"", hex));
+        // Short mixed case: random, or a name.
+        assert!(!generic_reject(b"-u developer:", b"yqDVtkqPECriaLRi"));
+        assert!(generic_reject(b"secretsmanager:", b"UntagResource"));
+        assert!(generic_reject(b"token = ", b"getElementById"));
+    }
+
+    #[test]
+    fn id_names() {
+        for key in [
+            &b"private_key_id = "[..],
+            b"\"clientId\": \"",
+            b"secret-ID: ",
+            b"x.id=",
+        ] {
+            assert!(names_an_id(key), "{}", String::from_utf8_lossy(key));
+        }
+        for key in [&b"api_key = "[..], b"\"paid\": ", b"void = ", b"ID = "] {
+            assert!(!names_an_id(key), "{}", String::from_utf8_lossy(key));
+        }
     }
 }
