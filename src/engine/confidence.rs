@@ -1,28 +1,41 @@
 //! A finding's confidence: its rule's, moved by what the value and its place say.
 //!
-//! The rule gives the start (`Rule::confidence`). Three things move it, each one a property of
+//! The rule gives the start (`Rule::confidence`). Four things move it, each one a property of
 //! the found value that the rule alone cannot know:
 //! - a generic value (known by its context alone) rises to `medium` when it looks generated
 //!   (long, mixed character classes, high entropy, not words) and does not sit in a test, an
-//!   example or documentation, where generated-looking fixtures are the norm;
+//!   example or documentation, where generated-looking fixtures are the norm (a generic
+//!   password, as in `curl -u user:…`, rises when it is not weak, by the test below);
 //! - a password a person chose (`Rule::password`: in a URL, a `.netrc`) falls to `low` when it
 //!   is weak: short, one character class, or made of words (`tiger`, `secretpass`,
 //!   `top%20secret`);
 //! - a JWT (`checksum = "jwt"`) falls to `low` when its payload carries no claim a real token
-//!   has (`{"foo":"bar"}` in a library's tests).
+//!   has (`{"foo":"bar"}` in a library's tests);
+//! - a shape that libraries ship as test vectors (`Rule::fixtures`: password hashes) falls to
+//!   `low` in a test, an example, documentation or a comment.
 
 use super::filters::{b64_decode_lenient, jwt_payload, shannon_entropy};
 use crate::rules::{Checksum, Confidence, Rule};
 
 /// The confidence of `rule`'s finding of `secret` at `path` (the path within its source; a
-/// stream's name).
-pub fn of(rule: &Rule, secret: &[u8], path: &str) -> Confidence {
+/// stream's name), with `before` the text of its line before it.
+pub fn of(rule: &Rule, secret: &[u8], path: &str, before: &[u8]) -> Confidence {
     let base = rule.confidence();
     if rule.generic {
-        if base == Confidence::Low && looks_generated(secret) && !is_test_or_doc(path) {
+        // A password known by its context (`curl -u user:…`) is one a person chose: it
+        // rises when it is not weak, since chosen passwords rarely look generated.
+        let strong = if rule.password {
+            !is_weak_password(secret)
+        } else {
+            looks_generated(secret)
+        };
+        if base == Confidence::Low && strong && !is_test_or_doc(path) {
             return Confidence::Medium;
         }
         return base;
+    }
+    if rule.fixtures && (is_test_or_doc(path) || is_comment(before)) {
+        return Confidence::Low;
     }
     if rule.password && is_weak_password(secret) {
         return Confidence::Low;
@@ -31,6 +44,15 @@ pub fn of(rule: &Rule, secret: &[u8], path: &str) -> Confidence {
         return Confidence::Low;
     }
     base
+}
+
+/// Whether a line that begins with `before` is a comment: documentation's examples sit in
+/// comments (`# hash => "$6$…"` in a plugin's docs).
+fn is_comment(before: &[u8]) -> bool {
+    let line = before.trim_ascii_start();
+    ["#", "//", "/*", "*", "--", ";", "<!--"]
+        .iter()
+        .any(|m| line.starts_with(m.as_bytes()))
 }
 
 /// Character classes in `s`: lowercase, uppercase, digits, others.
@@ -254,6 +276,21 @@ mod tests {
             "out/cell-3-stdout.txt",
         ] {
             assert!(!is_test_or_doc(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn comments() {
+        for before in ["    # pwdhash => \"", "// ", " * ", "-- admin: '", "<!-- "] {
+            assert!(is_comment(before.as_bytes()), "{before}");
+        }
+        for before in [
+            "root:",
+            "INSERT INTO users VALUES ('ops', '",
+            "hash = \"",
+            "",
+        ] {
+            assert!(!is_comment(before.as_bytes()), "{before}");
         }
     }
 

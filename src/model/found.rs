@@ -107,7 +107,12 @@ pub fn findings_masked(
         out.push(Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
-            confidence: crate::engine::confidence::of(rule, secret, place),
+            confidence: crate::engine::confidence::of(
+                rule,
+                secret,
+                place,
+                &hay[line_start..m.start],
+            ),
             provenance: provenance.clone(),
             line,
             column,

@@ -161,7 +161,7 @@ impl Finding {
         Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
-            confidence: crate::engine::confidence::of(rule, secret, path),
+            confidence: crate::engine::confidence::of(rule, secret, path, b""),
             provenance: Provenance::Stream {
                 name: path.to_string(),
             },

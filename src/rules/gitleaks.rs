@@ -281,6 +281,7 @@ pub fn convert(origin: &str, text: &str) -> Result<Converted, RuleError> {
             public: false,
             generic: false,
             password: false,
+            fixtures: false,
             validator: None,
             literal: false,
             words: false,

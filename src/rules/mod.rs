@@ -71,6 +71,10 @@ pub struct Rule {
     /// a weak one (short, one character class, words) makes the finding `low`.
     #[serde(default)]
     pub password: bool,
+    /// Test vectors of this shape are common (hashing libraries ship password hashes by the
+    /// dozen): a finding in a test, an example, documentation or a comment falls to `low`.
+    #[serde(default)]
+    pub fixtures: bool,
     /// The validator that checks this rule's matches, and which part of a credential they
     /// are (`validator = { name = "aws", part = "secret" }`).
     #[serde(default)]

@@ -55,6 +55,10 @@ fn the_value_and_its_place_move_a_findings_confidence() {
         format!("FIXTURE = \"{}\"", jwt(r#"{"foo":"bar"}"#)),
         // The specifications' own examples are no finding at all.
         "ACCESS_TOKEN = \"2YotnFZFEjr1zCsicMWpAA\"".to_string(),
+        // A password on a curl command line, known by its context: one a person chose that
+        // is not weak is medium; a weak one is low.
+        "# curl -u reader:qgsnai0xokrw4j1 https://search.internal/_cat".to_string(),
+        "# curl -u reader:Tiger2024x https://search.internal/_cat".to_string(),
     ];
     sb.write("tree/app/settings.py", app.join("\n") + "\n");
     // The same generated-looking value in a test: low.
@@ -94,11 +98,19 @@ fn the_value_and_its_place_move_a_findings_confidence() {
     assert_eq!(at("app/settings.py", 6), Some(("jwt", "low")));
     assert_eq!(at("app/settings.py", 7), None, "{got:?}");
     assert_eq!(
+        at("app/settings.py", 8),
+        Some(("curl.basic-auth-password", "medium"))
+    );
+    assert_eq!(
+        at("app/settings.py", 9),
+        Some(("curl.basic-auth-password", "low"))
+    );
+    assert_eq!(
         at("tests/test_settings.py", 1),
         Some(("generic.password", "low"))
     );
     let low = got.values().filter(|(_, c)| c == "low").count();
-    assert_eq!(low, 4, "{got:?}");
+    assert_eq!(low, 5, "{got:?}");
 
     // `scan` reports from medium by default and counts what it left out.
     let default = sb.run(&["scan", "tree", "--format", "json"]);
@@ -113,6 +125,33 @@ fn the_value_and_its_place_move_a_findings_confidence() {
     let quiet = sb.run(&["scan", "tree/tests", "--format", "json"]);
     assert_eq!(quiet.code, 0, "{}", quiet.stderr);
     assert_eq!(quiet.json()["summary"]["below_confidence"], 1);
+}
+
+#[test]
+fn password_hashes_are_medium_except_in_tests_docs_and_comments() {
+    let sb = Sandbox::new();
+    let hash = "$2b$12$NrWehkSfzcj1ZgCj0fnAfWeAdpJZqnLvlwTkgfy90M54SKDvDiK9P";
+    sb.write(
+        "tree/db/seed.sql",
+        format!("INSERT INTO users VALUES ('ops', '{hash}');\n-- admin: '{hash}'\n"),
+    );
+    sb.write("tree/tests/vectors.txt", format!("{hash}\n"));
+    let r = sb.run(&[
+        "scan",
+        "tree",
+        "--format",
+        "json",
+        "--min-confidence",
+        "low",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let got = by_place(&r.json());
+    let medium = ("pwhash.bcrypt".to_string(), "medium".to_string());
+    let low = ("pwhash.bcrypt".to_string(), "low".to_string());
+    assert_eq!(got.get(&("tree/db/seed.sql".into(), 1)), Some(&medium));
+    assert_eq!(got.get(&("tree/db/seed.sql".into(), 2)), Some(&low));
+    assert_eq!(got.get(&("tree/tests/vectors.txt".into(), 1)), Some(&low));
+    assert_eq!(got.len(), 3, "{got:?}");
 }
 
 #[test]
