@@ -226,7 +226,17 @@ fn is_placeholder(secret: &[u8]) -> bool {
     if contains_any(&WORDS, PLACEHOLDER_WORDS, secret) {
         return true;
     }
-    is_filler(secret)
+    shouts_words(secret) || is_filler(secret)
+}
+
+/// Words in capitals run together inside a value (`IQoJb3JpZ2luSECRETTOKENMARKERzzz`,
+/// `SECRETTOKENHERE`): a stand-in someone typed. Random capitals seldom split into words.
+/// Only in one-piece values: a PEM block's headers are words (`Proc-Type: 4,ENCRYPTED`).
+fn shouts_words(secret: &[u8]) -> bool {
+    !secret.iter().any(u8::is_ascii_whitespace)
+        && secret
+            .chunk_by(|a, b| a.is_ascii_uppercase() && b.is_ascii_uppercase())
+            .any(|run| run.len() >= 9 && run[0].is_ascii_uppercase() && super::words::is_word(run))
 }
 
 /// `@SECURITY_TOKEN@` or `@SECURITY_TOKEN`: a template's marker (autoconf, Ansible test
@@ -440,6 +450,17 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     if is_uuid(secret) {
         return true;
     }
+    // A quoted name, a comma, a value (`setProperty("API_TOKEN", "…")`): a pair only when
+    // the name is a setting's, not a class's or an algorithm's (`"SecretKeyFactory", "PBKDF2…"`).
+    if let Some(quote) = key.iter().position(|&b| b == b'"' || b == b'\'') {
+        let pair = key[quote + 1..].trim_ascii_start().starts_with(b",");
+        let camel = key[..quote]
+            .windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+        if pair && camel {
+            return true;
+        }
+    }
     // Variable references and code: `os.environ`, `settings.SECRET`, `MY_TOKEN_NAME`,
     // `process.env.X`, `get_password()`.
     // Dotted names: `settings.SECRET`, `v4Internal.AmzSecurityTokenKey`,
@@ -605,10 +626,15 @@ mod tests {
             "[Filtered]",
             "@SECURITY_TOKEN@",
             "ya29.c.b0Aa9Vdyk...",
+            "IQoJb3JpZ2luSECRETTOKENMARKERzzz",
+            "tok-SECRETTOKENHERE",
         ] {
             assert!(is_placeholder(p.as_bytes()), "{p}");
         }
         assert!(!is_placeholder(b"q8Vz3LmT0pWx9RkJ2nHs"));
+        // Capitals of a random value: not words.
+        assert!(!is_placeholder(b"JBSWY3DPEHPK3PXPQWERTZUIOPLKJHGF"));
+        assert!(!is_placeholder(b"xK9QWRTZPLMNBVCXYqe4"));
         // A run beside a short rest is filler (`sk_live_` and 24 zeros); beside a random body of
         // 32 or more it is base64 of zero bytes.
         assert!(is_placeholder(b"sk_live_000000000000000000000000"));
@@ -649,6 +675,15 @@ mod tests {
         assert!(generic_reject(b"apiKeyId = '", hex));
         assert!(generic_reject(b"token_sha256 = '", hex));
         assert!(generic_reject(b"\"NextToken\": \"", hex));
+        // A quoted pair: a setting's name, not a class's.
+        assert!(!generic_reject(
+            b"SERVICE_TOKEN\", \"",
+            b"hV3qK8mZ2pX7wN4tR9bL6cY1"
+        ));
+        assert!(generic_reject(
+            b"SecretKeyFactory\", \"",
+            b"PBKDF2WithHmacSHA512"
+        ));
         // Short mixed case: random, or a name.
         assert!(!generic_reject(b"-u developer:", b"yqDVtkqPECriaLRi"));
         assert!(generic_reject(b"secretsmanager:", b"UntagResource"));
