@@ -77,6 +77,24 @@ fn shapes() -> Vec<(&'static str, String, bool, Creds)> {
         c.id, c.secret
     );
     out.push(("upload.py", boto, false, c));
+    let c = creds(10, "AKIA");
+    let notebook = format!(
+        "import os\nos.environ[\"AWS_ACCESS_KEY_ID\"] = \"{}\"\nos.environ[\"AWS_SECRET_ACCESS_KEY\"] = \"{}\"\n",
+        c.id, c.secret
+    );
+    out.push(("cell.py", notebook, false, c));
+    let c = creds(11, "AKIA");
+    let java = format!(
+        "AWSCredentials creds = new BasicAWSCredentials(\"{}\", \"{}\");\n",
+        c.id, c.secret
+    );
+    out.push(("Upload.java", java, false, c));
+    let c = creds(12, "AKIA");
+    let cli = format!(
+        "$ aws configure set aws_access_key_id {}\n$ aws configure set aws_secret_access_key {}\n",
+        c.id, c.secret
+    );
+    out.push(("configure.txt", cli, false, c));
     out
 }
 
