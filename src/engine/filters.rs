@@ -179,7 +179,7 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "replace",
     "****",
     "....",
-    "abcdefgh",
+    "abcdefg",
     "12345678",
     "0123456",
     "<",
@@ -415,9 +415,10 @@ const HASH_WORDS: &[&str] = &[
     "salt",
     "commit",
 ];
-/// Names of a pagination cursor (`NextToken`, `page_token`): a position in a listing, not a
-/// credential.
-const PAGE_WORDS: &[&str] = &[
+/// Names of values that are tokens but not credentials: a pagination cursor (`NextToken`,
+/// `page_token`), a form's CSRF token (bound to a session it cannot open), and what is public
+/// by design (`publicToken`, a publishable key).
+const NOT_CREDENTIAL_WORDS: &[&str] = &[
     "next_token",
     "nexttoken",
     "next-token",
@@ -425,6 +426,10 @@ const PAGE_WORDS: &[&str] = &[
     "pagetoken",
     "page-token",
     "continuation",
+    "csrf",
+    "xsrf",
+    "public",
+    "publishable",
 ];
 const FILE_SUFFIXES: &[&str] = &[
     ".json", ".pem", ".key", ".txt", ".yaml", ".yml", ".toml", ".env", ".crt", ".p12", ".pfx",
@@ -435,15 +440,20 @@ const FILE_SUFFIXES: &[&str] = &[
 fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     static HASHES: OnceLock<AhoCorasick> = OnceLock::new();
     static CODE: OnceLock<AhoCorasick> = OnceLock::new();
-    static PAGES: OnceLock<AhoCorasick> = OnceLock::new();
+    static NOT_CREDENTIALS: OnceLock<AhoCorasick> = OnceLock::new();
     let hex = secret.iter().all(|b| b.is_ascii_hexdigit());
     // Hashes: any value under a hash-like name. Hex of a digest length under a credential's
     // name is kept: API keys and secrets are often 32 or 64 hex digits (Flask's
     // `SECRET_KEY`, OAuth client secrets); its confidence then says whether it sits in a
-    // test. Under an id's name (`private_key_id`) it is an id.
+    // test. Under an id's name (`private_key_id`) it is an id; in both cases at once
+    // (`acdeFf05…`) it was typed: a program writes hex in one case.
+    let mixed_hex =
+        secret.iter().any(u8::is_ascii_lowercase) && secret.iter().any(u8::is_ascii_uppercase);
     if contains_any(&HASHES, HASH_WORDS, key)
-        || contains_any(&PAGES, PAGE_WORDS, key)
-        || (hex && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128) && names_an_id(key))
+        || contains_any(&NOT_CREDENTIALS, NOT_CREDENTIAL_WORDS, key)
+        || (hex
+            && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128)
+            && (names_an_id(key) || mixed_hex))
     {
         return true;
     }
@@ -673,8 +683,20 @@ mod tests {
         assert!(!generic_reject(b"\"apiKey\": \"", hex));
         assert!(generic_reject(b"\"private_key_id\": \"", hex));
         assert!(generic_reject(b"apiKeyId = '", hex));
+        assert!(generic_reject(
+            b"api-key: ",
+            b"acdeFf05b1a6d4c890237bf08c5e6e8d"
+        ));
         assert!(generic_reject(b"token_sha256 = '", hex));
         assert!(generic_reject(b"\"NextToken\": \"", hex));
+        assert!(generic_reject(
+            b"csrf-token=",
+            b"Mj2qykJO5rELyHgezQ69nzUX0i3OH67V"
+        ));
+        assert!(generic_reject(
+            b"publicToken = \"",
+            b"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC"
+        ));
         // A quoted pair: a setting's name, not a class's.
         assert!(!generic_reject(
             b"SERVICE_TOKEN\", \"",
