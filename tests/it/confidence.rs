@@ -36,6 +36,20 @@ fn by_place(report: &serde_json::Value) -> BTreeMap<(String, u64), (String, Stri
         .collect()
 }
 
+/// Every finding in the sandbox's `tree/`, at every confidence, by place.
+fn scan_tree_at_low(sb: &Sandbox) -> BTreeMap<(String, u64), (String, String)> {
+    let r = sb.run(&[
+        "scan",
+        "tree",
+        "--format",
+        "json",
+        "--min-confidence",
+        "low",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    by_place(&r.json())
+}
+
 #[test]
 fn the_value_and_its_place_move_a_findings_confidence() {
     let sb = Sandbox::new();
@@ -67,16 +81,7 @@ fn the_value_and_its_place_move_a_findings_confidence() {
         "DB_PASSWORD = \"ldYxfNpRS3nfCP&@MvkK\"\n",
     );
 
-    let all = sb.run(&[
-        "scan",
-        "tree",
-        "--format",
-        "json",
-        "--min-confidence",
-        "low",
-    ]);
-    assert_eq!(all.code, 1, "{}", all.stderr);
-    let got = by_place(&all.json());
+    let got = scan_tree_at_low(&sb);
     let at = |path: &str, line: u64| {
         got.get(&(format!("tree/{path}"), line))
             .map(|(r, c)| (r.as_str(), c.as_str()))
@@ -136,16 +141,7 @@ fn password_hashes_are_medium_except_in_tests_docs_and_comments() {
         format!("INSERT INTO users VALUES ('ops', '{hash}');\n-- admin: '{hash}'\n"),
     );
     sb.write("tree/tests/vectors.txt", format!("{hash}\n"));
-    let r = sb.run(&[
-        "scan",
-        "tree",
-        "--format",
-        "json",
-        "--min-confidence",
-        "low",
-    ]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    let got = by_place(&r.json());
+    let got = scan_tree_at_low(&sb);
     let medium = ("pwhash.bcrypt".to_string(), "medium".to_string());
     let low = ("pwhash.bcrypt".to_string(), "low".to_string());
     assert_eq!(got.get(&("tree/db/seed.sql".into(), 1)), Some(&medium));
