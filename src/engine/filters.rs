@@ -447,13 +447,13 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     // `SECRET_KEY`, OAuth client secrets); its confidence then says whether it sits in a
     // test. Under an id's name (`private_key_id`) it is an id; in both cases at once
     // (`acdeFf05…`) it was typed: a program writes hex in one case.
-    let mixed_hex =
+    let both_cases =
         secret.iter().any(u8::is_ascii_lowercase) && secret.iter().any(u8::is_ascii_uppercase);
     if contains_any(&HASHES, HASH_WORDS, key)
         || contains_any(&NOT_CREDENTIALS, NOT_CREDENTIAL_WORDS, key)
         || (hex
             && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128)
-            && (names_an_id(key) || mixed_hex))
+            && (names_an_id(key) || both_cases))
     {
         return true;
     }
