@@ -398,8 +398,29 @@ fn base64_blocks(hay: &[u8], depth: usize, budget: &mut usize, out: &mut Vec<(En
         let mut inner = Vec::new();
         base64_blocks(&v.bytes, depth - 1, budget, &mut inner);
         out.extend(inner.into_iter().map(|(e, iv)| (e, compose(&v, &iv))));
-        out.push((Encoding::Base64, v));
+        out.push((Encoding::Base64, named(hay, start, v)));
     }
+}
+
+/// A one-line decoded value `v` of the block at `start`, behind the name it is assigned to on
+/// its line (`AWS_SECRET_ACCESS_KEY: <decoded>` for a Kubernetes Secret's data): a value
+/// known by its name alone is found only beside it. Unchanged when the block follows no
+/// `name:` or `name=` (after quotes and spaces) or the value spans lines.
+fn named(hay: &[u8], start: usize, v: View) -> View {
+    let line = memchr::memrchr(b'\n', &hay[..start]).map_or(0, |p| p + 1);
+    let head = &hay[line..start];
+    let sign = head
+        .iter()
+        .rposition(|b| !matches!(b, b' ' | b'\t' | b'"' | b'\''))
+        .map(|i| head[i]);
+    if head.len() > 96 || !matches!(sign, Some(b':' | b'=')) || v.bytes.contains(&b'\n') {
+        return v;
+    }
+    let mut bytes = head.to_vec();
+    bytes.extend_from_slice(&v.bytes);
+    let mut map: Vec<usize> = (line..start).collect();
+    map.extend_from_slice(&v.map);
+    View { bytes, map }
 }
 
 #[cfg(test)]
@@ -463,15 +484,38 @@ mod tests {
     }
 
     #[test]
+    fn base64_values_keep_their_names() {
+        use base64::Engine as _;
+        let b = |s: &[u8]| base64::engine::general_purpose::STANDARD.encode(s);
+        let value = b(b"Rk3vT9pLm2Qx7Wz4Nb8Yc1Hd6Js0Fg5Ua3Ve9Ko2");
+        let hay = format!("data:\n  AWS_SECRET_ACCESS_KEY: {value}\n");
+        let vs = views(hay.as_bytes());
+        let (_, v) = vs.iter().find(|(e, _)| *e == Encoding::Base64).unwrap();
+        assert_eq!(
+            v.bytes,
+            b"  AWS_SECRET_ACCESS_KEY: Rk3vT9pLm2Qx7Wz4Nb8Yc1Hd6Js0Fg5Ua3Ve9Ko2"
+        );
+        // The name maps to itself, the value to its encoded span.
+        let at = hay.find(&value).unwrap();
+        assert_eq!(v.original(2, 23), (8, 29));
+        let body = value.trim_end_matches('=').len();
+        assert_eq!(v.original(25, v.bytes.len()), (at, at + body));
+        // A block that is not a value assigned to a name stays as it was.
+        let bare = views(format!("{value}\n").as_bytes());
+        assert_eq!(bare[0].1.bytes, b"Rk3vT9pLm2Qx7Wz4Nb8Yc1Hd6Js0Fg5Ua3Ve9Ko2");
+    }
+
+    #[test]
     fn base64_nested_and_binary_skipped() {
         use base64::Engine as _;
         let b = |s: &[u8]| base64::engine::general_purpose::STANDARD.encode(s);
         let inner = b(b"password = hunter2hunter2hunter2");
         let outer = b(format!("config: {inner}").as_bytes());
         let vs = views(format!("data: {outer}\n").as_bytes());
+        // The inner value behind the name it is assigned to inside the outer one.
         assert!(vs
             .iter()
-            .any(|(_, v)| v.bytes == b"password = hunter2hunter2hunter2"));
+            .any(|(_, v)| v.bytes == b"config: password = hunter2hunter2hunter2"));
         let binary = b(&[
             0u8, 1, 2, 3, 250, 251, 252, 253, 254, 255, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
         ]);

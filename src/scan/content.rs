@@ -292,8 +292,17 @@ impl Scanner {
     /// The engine's matches in `hay`, and those found only in its decoded views (mapped back
     /// to the encoded span).
     fn matches(&self, hay: &[u8]) -> Scanned {
-        let plain = self.engine.scan(hay);
+        let mut plain = self.engine.scan(hay);
         let decoded = decoded_matches(&self.engine, hay, &plain);
+        // One secret, one finding, across views too: a generic rule's plain match of an
+        // encoded value gives way to a provider's rule that read the decoded value.
+        let rules = self.engine.rules();
+        plain.retain(|p| {
+            !rules[p.rule].generic
+                || !decoded
+                    .iter()
+                    .any(|d| !rules[d.at.rule].generic && d.at.start < p.end && p.start < d.at.end)
+        });
         Scanned { plain, decoded }
     }
 

@@ -95,6 +95,14 @@ fn shapes() -> Vec<(&'static str, String, bool, Creds)> {
         c.id, c.secret
     );
     out.push(("configure.txt", cli, false, c));
+    let c = creds(13, "AKIA");
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let k8s = format!(
+        "$ kubectl get secret aws -o yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: aws\ntype: Opaque\ndata:\n  AWS_ACCESS_KEY_ID: {}\n  AWS_SECRET_ACCESS_KEY: {}\n",
+        b64(&c.id),
+        b64(&c.secret)
+    );
+    out.push(("kubectl-get-secret.txt", k8s, false, c));
     out
 }
 
