@@ -424,7 +424,8 @@ impl Engine {
     }
 }
 
-fn overlaps(a: std::ops::Range<usize>, b: std::ops::Range<usize>) -> bool {
+/// Whether two spans share a byte.
+pub(crate) fn overlaps(a: std::ops::Range<usize>, b: std::ops::Range<usize>) -> bool {
     a.start < b.end && b.start < a.end
 }
 

@@ -299,9 +299,9 @@ impl Scanner {
         let rules = self.engine.rules();
         plain.retain(|p| {
             !rules[p.rule].generic
-                || !decoded
-                    .iter()
-                    .any(|d| !rules[d.at.rule].generic && d.at.start < p.end && p.start < d.at.end)
+                || !decoded.iter().any(|d| {
+                    !rules[d.at.rule].generic && crate::engine::overlaps(d.at.span(), p.span())
+                })
         });
         Scanned { plain, decoded }
     }
