@@ -10,6 +10,7 @@ pub mod agents;
 pub mod cli;
 pub mod decode;
 pub mod deliver;
+pub mod detect;
 pub mod engine;
 pub mod filter;
 #[doc(hidden)]

@@ -16,7 +16,7 @@
 //! unless forced: a live session may be writing it.
 
 use crate::engine::Engine;
-use crate::filter;
+use crate::filter::{self, Masking};
 use crate::model::Finding;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -86,42 +86,59 @@ pub enum Error {
     Raced { path: String },
 }
 
-/// Mask `raw`, the contents of a file of `kind`. `name` labels findings.
+/// Mask `raw`, the contents of a file of `kind`. `name` labels findings. Masked by value:
+/// every secret the file holds anywhere is masked wherever else it appears in it (a key set
+/// on one line of a transcript and printed bare on another).
 pub fn scrub(engine: &Engine, name: &str, kind: Kind, raw: &[u8]) -> Result<Scrubbed, Error> {
+    let masking = Masking::new(engine);
     match kind {
-        Kind::Jsonl => scrub_lines(engine, name, raw),
-        Kind::Json => Ok(match filter::mask_json(engine, name, raw) {
+        Kind::Jsonl => {
+            for line in raw.split(|&b| b == b'\n') {
+                masking.learn(line);
+            }
+        }
+        _ => masking.learn(raw),
+    }
+    let mut s = match kind {
+        Kind::Jsonl => scrub_lines(&masking, name, raw)?,
+        Kind::Json => match masking.json(name, raw) {
             Some(m) => Scrubbed {
                 changes: changes(&m.findings, None, m.bytes != raw),
                 bytes: m.bytes,
                 text_lines: Vec::new(),
                 as_text: false,
             },
-            None => as_text(engine, name, raw, true),
-        }),
+            None => as_text(&masking, name, raw, true),
+        },
         Kind::Notebook => {
             let (redacted, _, valid) = filter::redact_notebook(engine, raw);
             if !valid {
-                return Ok(as_text(engine, name, raw, true));
+                return Ok(as_text(&masking, name, raw, true));
             }
             // The notebook reader looks at cells and outputs; the JSON masker at every string.
-            let bytes = match filter::mask_json(engine, name, &redacted) {
+            let bytes = match masking.json(name, &redacted) {
                 Some(m) => m.bytes,
                 None => redacted,
             };
-            Ok(Scrubbed {
+            Scrubbed {
                 changes: marker_changes(raw, &bytes),
                 bytes,
                 text_lines: Vec::new(),
                 as_text: false,
-            })
+            }
         }
-        Kind::Text => Ok(as_text(engine, name, raw, false)),
+        Kind::Text => as_text(&masking, name, raw, false),
+    };
+    if s.changes.is_empty() && s.changed(raw) {
+        // Masked only where a value found elsewhere in the file repeats: no finding says
+        // where, the markers do.
+        s.changes = marker_changes(raw, &s.bytes);
     }
+    Ok(s)
 }
 
-fn as_text(engine: &Engine, name: &str, raw: &[u8], fallback: bool) -> Scrubbed {
-    let m = filter::mask_text(engine, name, raw);
+fn as_text(masking: &Masking, name: &str, raw: &[u8], fallback: bool) -> Scrubbed {
+    let m = masking.text(name, raw);
     Scrubbed {
         changes: changes(&m.findings, None, m.bytes != raw),
         bytes: m.bytes,
@@ -148,7 +165,7 @@ fn changes(findings: &[Finding], line: Option<usize>, changed: bool) -> Vec<Chan
     out
 }
 
-fn scrub_lines(engine: &Engine, name: &str, raw: &[u8]) -> Result<Scrubbed, Error> {
+fn scrub_lines(masking: &Masking, name: &str, raw: &[u8]) -> Result<Scrubbed, Error> {
     let mut out = Scrubbed {
         bytes: Vec::with_capacity(raw.len()),
         changes: Vec::new(),
@@ -170,7 +187,7 @@ fn scrub_lines(engine: &Engine, name: &str, raw: &[u8]) -> Result<Scrubbed, Erro
             out.bytes.extend_from_slice(line);
             continue;
         }
-        let masked = match filter::mask_json(engine, name, body) {
+        let masked = match masking.json(name, body) {
             Some(m) => {
                 if m.bytes != body
                     && serde_json::from_slice::<serde::de::IgnoredAny>(&m.bytes).is_err()
@@ -184,11 +201,17 @@ fn scrub_lines(engine: &Engine, name: &str, raw: &[u8]) -> Result<Scrubbed, Erro
             }
             None => {
                 out.text_lines.push(n);
-                filter::mask_text(engine, name, body)
+                masking.text(name, body)
             }
         };
-        out.changes
-            .extend(changes(&masked.findings, Some(n), masked.bytes != body));
+        let mut changed = changes(&masked.findings, Some(n), masked.bytes != body);
+        if changed.is_empty() && masked.bytes != body {
+            changed = marker_changes(body, &masked.bytes)
+                .into_iter()
+                .map(|c| Change { line: n, ..c })
+                .collect();
+        }
+        out.changes.extend(changed);
         out.bytes.extend_from_slice(&masked.bytes);
         out.bytes.extend_from_slice(end);
     }

@@ -82,11 +82,22 @@ pub struct StringAt {
 /// Every string value in `doc` (not object keys), or `None` if it is not valid JSON.
 /// Nesting is limited, so a hostile document cannot exhaust the stack.
 pub fn strings(doc: &[u8]) -> Option<Vec<StringAt>> {
+    walk(doc, false)
+}
+
+/// Every string in `doc`, object keys too (a key's path ends in its own name), in the order
+/// they appear, or `None` if it is not valid JSON. What a masker masks: a secret can be a key.
+pub fn strings_and_keys(doc: &[u8]) -> Option<Vec<StringAt>> {
+    walk(doc, true)
+}
+
+fn walk(doc: &[u8], keys: bool) -> Option<Vec<StringAt>> {
     let mut w = Walker {
         b: doc,
         i: 0,
         path: Vec::new(),
         out: Vec::new(),
+        keys,
     };
     w.ws();
     w.value(0)?;
@@ -101,6 +112,8 @@ struct Walker<'a> {
     i: usize,
     path: Vec<Step>,
     out: Vec<StringAt>,
+    /// Whether object keys are listed too.
+    keys: bool,
 }
 
 impl Walker<'_> {
@@ -155,6 +168,13 @@ impl Walker<'_> {
                         self.eat(b':')?;
                         self.path
                             .push(Step::Key(String::from_utf8_lossy(&key).into_owned()));
+                        if self.keys {
+                            self.out.push(StringAt {
+                                path: self.path.clone(),
+                                start: ks,
+                                end: ke,
+                            });
+                        }
                         self.value(depth + 1)?;
                         self.path.pop();
                         if self.eat(b',').is_none() {

@@ -12,12 +12,13 @@
 //! Nothing is held beyond the message being read: a line goes out as soon as it is masked,
 //! in the order it came.
 
-use super::{mask_json, mask_text, Masked, Sink};
+use super::{Masked, Masking, Sink};
 use crate::decode::json::{self, Step};
+use crate::detect::Known;
 use crate::engine::Engine;
 use std::io::{self, BufRead, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What a failed scan does and whether client requests are masked too.
 #[derive(Debug, Clone, Copy, Default)]
@@ -74,11 +75,12 @@ pub const UNSCANNABLE: &str = "leakhound could not scan this result";
 const INTERNAL_ERROR: i64 = -32603;
 
 /// `line` (one message without its line end) masked, or `None` when it could not be scanned:
-/// the engine panicked, or the masked copy changed more than string bodies.
-pub fn mask_message(engine: &Engine, name: &str, line: &[u8]) -> Option<Message> {
-    let json = catch_unwind(AssertUnwindSafe(|| mask_json(engine, name, line))).ok()?;
+/// the engine panicked, or the masked copy changed more than string bodies. Values `masking`
+/// knows from earlier messages are masked here too.
+pub fn mask_message(masking: &Masking, name: &str, line: &[u8]) -> Option<Message> {
+    let json = catch_unwind(AssertUnwindSafe(|| masking.json(name, line))).ok()?;
     let Some(masked) = json else {
-        let masked = catch_unwind(AssertUnwindSafe(|| mask_text(engine, name, line))).ok()?;
+        let masked = catch_unwind(AssertUnwindSafe(|| masking.text(name, line))).ok()?;
         return Some(Message {
             masked,
             as_text: true,
@@ -103,8 +105,10 @@ pub fn mask_message(engine: &Engine, name: &str, line: &[u8]) -> Option<Message>
 /// `masked` with the protocol's identifiers put back as they were in `original`, or `None`
 /// if `masked` is not `original` with only string bodies changed.
 fn keep_identifiers(original: &[u8], masked: &[u8]) -> Option<Vec<u8>> {
-    let before = json::strings(original)?;
-    let after = json::strings(masked)?;
+    // Keys too: a key that is a secret is masked like a value, so the masked copy's paths
+    // may differ from the original's; the strings are matched by their order instead.
+    let before = json::strings_and_keys(original)?;
+    let after = json::strings_and_keys(masked)?;
     if before.len() != after.len() {
         return None;
     }
@@ -112,7 +116,7 @@ fn keep_identifiers(original: &[u8], masked: &[u8]) -> Option<Vec<u8>> {
     let (mut at_o, mut at_m) = (0, 0);
     for (o, m) in before.iter().zip(&after) {
         // Everything between strings must be byte-for-byte the same.
-        if original[at_o..o.start] != masked[at_m..m.start] || o.path != m.path {
+        if original[at_o..o.start] != masked[at_m..m.start] || o.path.len() != m.path.len() {
             return None;
         }
         out.extend_from_slice(&masked[at_m..m.start]);
@@ -278,9 +282,13 @@ impl Peer {
     }
 }
 
-/// What both directions share: the engine, the options, where findings and warnings go.
+/// What both directions share: the engine, the secret values seen in either direction, the
+/// options, where findings and warnings go.
 pub struct Proxy<'a> {
     pub engine: &'a Engine,
+    /// A secret the client sent (a tool's argument) is masked when the server echoes it,
+    /// and one the server sent is masked wherever it comes again.
+    pub known: Arc<Mutex<Known>>,
     pub opts: Options,
     pub sink: &'a dyn Sink,
     /// Warnings for stderr; they never hold message content.
@@ -338,8 +346,13 @@ impl Proxy<'_> {
             if gone.is_some() {
                 continue;
             }
+            let masking = Masking::sharing(self.engine, self.known.clone());
+            if dir == Direction::ToServer && !self.opts.mask_requests {
+                // Not masked on the way, but what it holds is known from now on.
+                masking.learn(&line);
+            }
             let r = relay(&line, dir, self.opts, |b| {
-                mask_message(self.engine, dir.sender(), b)
+                mask_message(&masking, dir.sender(), b)
             });
             for f in &r.findings {
                 self.sink.finding(f);
@@ -375,7 +388,6 @@ pub fn serve(
     warn: fn(&str),
 ) -> io::Result<std::process::ExitStatus> {
     use std::process::{Command, Stdio};
-    use std::sync::Arc;
     let (prog, args) = cmd
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
@@ -387,17 +399,19 @@ pub fn serve(
         .stderr(Stdio::inherit())
         .spawn()?;
     super::stream::set_child(child.id());
+    let known: Arc<Mutex<Known>> = Arc::default();
     let server = Arc::new(Peer::new(child.stdin.take().expect("piped")));
     let client = Arc::new(Peer::new(io::stdout()));
     let from_server = io::BufReader::new(child.stdout.take().expect("piped"));
     // Not joined: the client may keep its end open after the server exited, and the proxy
     // must still exit then.
     {
-        let (engine, sink) = (engine.clone(), sink.clone());
+        let (engine, sink, known) = (engine.clone(), sink.clone(), known.clone());
         let (server, client) = (server.clone(), client.clone());
         std::thread::spawn(move || {
             let p = Proxy {
                 engine: &engine,
+                known,
                 opts,
                 sink: &*sink,
                 warn: &warn,
@@ -412,6 +426,7 @@ pub fn serve(
     }
     let p = Proxy {
         engine: &engine,
+        known,
         opts,
         sink: &*sink,
         warn: &warn,
@@ -446,7 +461,7 @@ mod tests {
              \"isError\":false}}}}\r\n"
         );
         let r = relay(line.as_bytes(), Direction::ToClient, opts(), |b| {
-            mask_message(&e, "t", b)
+            mask_message(&Masking::new(&e), "t", b)
         });
         let out = fwd(&r);
         assert!(!out.contains(KEY) && !out.contains(SECRET), "{out}");
@@ -463,7 +478,7 @@ mod tests {
              {{\"name\":\"echo\",\"arguments\":{{\"text\":\"key {KEY}\"}}}}}}\n"
         );
         let r = relay(line.as_bytes(), Direction::ToServer, opts(), |b| {
-            mask_message(&e, "t", b)
+            mask_message(&Masking::new(&e), "t", b)
         });
         assert_eq!(fwd(&r), line);
         let asked = Options {
@@ -471,7 +486,7 @@ mod tests {
             ..opts()
         };
         let r = relay(line.as_bytes(), Direction::ToServer, asked, |b| {
-            mask_message(&e, "t", b)
+            mask_message(&Masking::new(&e), "t", b)
         });
         assert_eq!(fwd(&r), line.replace(KEY, "[REDACTED:aws.access-key-id]"));
     }
@@ -484,7 +499,7 @@ mod tests {
             "{{\"jsonrpc\":\"2.0\",\"id\":\"{KEY}\",\"method\":\"notifications/progress\",\
              \"params\":{{\"progressToken\":\"{KEY}\",\"message\":\"{KEY}\"}}}}"
         );
-        let m = mask_message(&e, "t", line.as_bytes()).unwrap();
+        let m = mask_message(&Masking::new(&e), "t", line.as_bytes()).unwrap();
         let out = String::from_utf8(m.masked.bytes).unwrap();
         assert_eq!(out.matches(KEY).count(), 2, "{out}");
         assert!(out.ends_with("\"message\":\"[REDACTED:aws.access-key-id]\"}}"));
@@ -500,7 +515,7 @@ mod tests {
             "{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"contents\":[{{\"uri\":\"file:///c\",\
              \"blob\":\"{blob}\"}}]}}}}"
         );
-        let m = mask_message(&e, "t", line.as_bytes()).unwrap();
+        let m = mask_message(&Masking::new(&e), "t", line.as_bytes()).unwrap();
         let out = String::from_utf8(m.masked.bytes).unwrap();
         assert!(out.contains("[REDACTED:aws.secret-access-key]"), "{out}");
         // The secret's encoded span (bytes 34..74 of the text, 45..99 of the base64) is gone.
@@ -512,7 +527,7 @@ mod tests {
         let e = engine();
         let line = format!("debug: key={KEY}\n");
         let r = relay(line.as_bytes(), Direction::ToClient, opts(), |b| {
-            mask_message(&e, "t", b)
+            mask_message(&Masking::new(&e), "t", b)
         });
         assert_eq!(fwd(&r), "debug: key=[REDACTED:aws.access-key-id]\n");
         let w = r.warning.unwrap();
@@ -597,6 +612,7 @@ mod tests {
         let (tp, bp) = (Peer::new(to.clone()), Peer::new(back.clone()));
         let p = Proxy {
             engine: &e,
+            known: Arc::default(),
             opts: opts(),
             sink: &NoSink,
             warn: &|_| {},
@@ -620,6 +636,7 @@ mod tests {
         let warn = |w: &str| warned.lock().unwrap().push(w.to_string());
         let p = Proxy {
             engine: &e,
+            known: Arc::default(),
             opts: Options {
                 fail_open: true,
                 ..opts()

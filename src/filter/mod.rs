@@ -25,15 +25,15 @@ mod stream;
 mod structured;
 
 pub use stream::{pump, run, Sink};
-pub use structured::{mask_json, mask_text, mask_value, Masked};
+pub use structured::{mask_json, mask_text, mask_value, Masked, Masking};
 
+use crate::detect::{Detection, Known};
 use crate::engine::{Engine, Match};
-use crate::model::{self, Finding, Origin};
-use crate::scan::Decoded;
+use crate::model::{Finding, Origin};
 use crate::source::Provenance;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::{Anchored, Input, MatchKind};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// Bytes of already-forwarded output kept as context for the next scan.
 const CONTEXT: usize = 1024;
@@ -63,10 +63,23 @@ pub struct Masker<'e> {
     mask_open: bool,
     /// Built on the first idle or final flush (a filter whose lines all end never pays).
     prefixes: Option<(Arc<Prefixes>, Option<Cache>)>,
+    /// The secret values seen so far, in this stream and in any other that shares them (a
+    /// child's stdout and stderr): each is masked wherever it appears after its first sighting.
+    known: Arc<Mutex<Known>>,
+}
+
+/// The values known as secrets, however a panic elsewhere left the lock.
+fn lock(known: &Mutex<Known>) -> MutexGuard<'_, Known> {
+    known.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl<'e> Masker<'e> {
     pub fn new(engine: &'e Engine, name: &str) -> Masker<'e> {
+        Masker::sharing(engine, name, Arc::default())
+    }
+
+    /// A masker that learns secret values into, and masks with, `known`.
+    pub fn sharing(engine: &'e Engine, name: &str, known: Arc<Mutex<Known>>) -> Masker<'e> {
         Masker {
             engine,
             name: name.to_string(),
@@ -76,6 +89,7 @@ impl<'e> Masker<'e> {
             hold_limit: engine.max_window().max(CONTEXT),
             mask_open: false,
             prefixes: None,
+            known,
         }
     }
 
@@ -117,18 +131,30 @@ impl<'e> Masker<'e> {
         let mut hay = std::mem::take(&mut self.ctx);
         hay.extend_from_slice(&self.pending);
         let vis = Visible::new(&hay);
-        let (found, matches, decoded) = detect(self.engine, &vis);
-        let mut spans: Vec<(usize, usize, Option<usize>)> = matches
+        let (found, detection) = {
+            let mut known = lock(&self.known);
+            let whole = matches!(how, Flush::All | Flush::Complete);
+            detect(self.engine, &vis, &mut known, whole)
+        };
+        let mut spans: Vec<(usize, usize, Label)> = detection
+            .spans()
             .iter()
-            .chain(decoded.iter().map(|(m, _)| m))
-            .map(|m| (m.start, m.end, Some(m.rule)))
+            .map(|m| (m.start, m.end, Label::Rule(m.rule)))
             .collect();
+        // Every value known as a secret, wherever it is: a repetition of one found earlier in
+        // this stream (or the other stream of the same child) or elsewhere on this line.
+        spans.extend(self.known_spans(&vis));
         // Where a match could still be under way at the end: held when idle, masked at the end.
         let partial = match how {
             Flush::Lines | Flush::Complete => None,
-            Flush::Idle | Flush::All => self
-                .partial_start(&vis.bytes, &found, how == Flush::All)
-                .map(|p| vis.raw(p).max(base)),
+            Flush::Idle | Flush::All => {
+                let rule = self.partial_start(&vis.bytes, &found, how == Flush::All);
+                let value = lock(&self.known).prefix_at_end(&vis.bytes).map(|(p, _)| p);
+                rule.into_iter()
+                    .chain(value)
+                    .min()
+                    .map(|p| vis.raw(p).max(base))
+            }
         };
         let mut upto = match how {
             Flush::All | Flush::Complete => hay.len(),
@@ -143,10 +169,10 @@ impl<'e> Masker<'e> {
             // still ends its last line.
             let end = hay.len() - trailing_line_end(&hay);
             if let Some(p) = partial.filter(|&p| p < end) {
-                spans.push((p, end, None));
+                spans.push((p, end, Label::Partial));
             }
         } else {
-            if let Some(h) = self.engine.multiline_pending(&hay, &matches) {
+            if let Some(h) = self.engine.multiline_pending(&hay, &detection.plain) {
                 upto = upto.min(h.max(base));
             }
             // A line longer than any match: forward all but the last window.
@@ -164,14 +190,15 @@ impl<'e> Masker<'e> {
         let provenance = Provenance::Stream {
             name: self.name.clone(),
         };
-        let findings = findings_in(
+        let mut findings = findings_in(
             self.engine,
             &hay,
-            (&matches, &decoded),
+            &detection,
             base..upto,
             &provenance,
             self.ctx_origin,
         );
+        crate::detect::mask_contexts_with(&mut findings, &mut lock(&self.known));
         // Keep the last CONTEXT forwarded bytes as context; the rest stays pending.
         self.pending = hay[upto..].to_vec();
         let keep_from = upto.saturating_sub(CONTEXT);
@@ -182,6 +209,24 @@ impl<'e> Masker<'e> {
         (out, findings)
     }
 
+    /// Where values known as secrets occur in the visible text, in original offsets.
+    fn known_spans(&self, vis: &Visible) -> Vec<(usize, usize, Label)> {
+        lock(&self.known)
+            .find(&vis.bytes)
+            .into_iter()
+            .map(|o| {
+                let m = vis.original(&Match {
+                    start: o.start,
+                    end: o.end,
+                    rule: o.rule,
+                    match_start: o.start,
+                    match_end: o.end,
+                });
+                (m.start, m.end, Label::Known(o.rule))
+            })
+            .collect()
+    }
+
     /// `hay[base..upto]` with `spans` masked: one marker per run of overlapping or touching
     /// spans, none for a span that continues a mask the previous flush ended in.
     fn masked(
@@ -189,7 +234,7 @@ impl<'e> Masker<'e> {
         hay: &[u8],
         base: usize,
         upto: usize,
-        spans: &[(usize, usize, Option<usize>)],
+        spans: &[(usize, usize, Label)],
     ) -> Vec<u8> {
         let mut out = Vec::with_capacity(upto - base + 32);
         let mut at = base;
@@ -205,8 +250,8 @@ impl<'e> Masker<'e> {
             if !open {
                 out.extend_from_slice(b"[REDACTED:");
                 out.extend_from_slice(match rule {
-                    Some(r) => self.engine.rules()[r].id.as_bytes(),
-                    None => PARTIAL.as_bytes(),
+                    Label::Rule(r) | Label::Known(r) => self.engine.rules()[r].id.as_bytes(),
+                    Label::Partial => PARTIAL.as_bytes(),
                 });
                 out.push(b']');
                 open = true;
@@ -260,52 +305,58 @@ impl<'e> Masker<'e> {
     }
 }
 
-/// What `scan` finds in the visible text `vis`: the matches in visible offsets, the same in
-/// original offsets, and the matches in decoded views (a base64-encoded token) at their
-/// encoded spans, in original offsets.
-fn detect(engine: &Engine, vis: &Visible) -> (Vec<Match>, Vec<Match>, Vec<(Match, Decoded)>) {
-    let found = engine.scan(&vis.bytes);
-    let matches = found.iter().map(|m| vis.original(m)).collect();
-    let decoded = crate::scan::decoded_matches(engine, &vis.bytes, &found)
-        .into_iter()
-        .map(|d| (vis.original(&d.at), d))
-        .collect();
-    (found, matches, decoded)
+/// What `scan` finds in the visible text `vis`, through the one detection step: the plain
+/// matches in visible offsets, and everything (plain and decoded) in original offsets. Every
+/// value found is remembered in `known`.
+fn detect(
+    engine: &Engine,
+    vis: &Visible,
+    known: &mut Known,
+    whole: bool,
+) -> (Vec<Match>, Detection) {
+    let d = crate::detect::detect(engine, &vis.bytes);
+    if whole {
+        known.learn(d.values(&vis.bytes));
+    } else {
+        // A match that runs to the end of what has arrived may be a piece of a longer
+        // value: it is learned once it is whole (the next flush, or the end, sees it again).
+        let n = vis.bytes.len();
+        let mut ended = d.clone();
+        ended.retain(|m| m.end < n);
+        known.learn(ended.values(&vis.bytes));
+    }
+    let visible = d.plain.clone();
+    (visible, d.mapped(|m| vis.original(m)))
 }
 
-/// The findings among `plain` and `decoded` that overlap `range` of `hay`, in the order of
-/// `hay`. Contexts are masked with every match in view, reported or not.
+/// The findings of `detection` that overlap `range` of `hay`, in the order of `hay`.
+/// Contexts are masked with every match in view, reported or not.
 fn findings_in(
     engine: &Engine,
     hay: &[u8],
-    (plain, decoded): (&[Match], &[(Match, Decoded)]),
+    detection: &Detection,
     range: std::ops::Range<usize>,
     provenance: &Provenance,
     origin: Origin,
 ) -> Vec<Finding> {
-    let inside = |m: &Match| m.end > range.start && m.start < range.end;
-    let all: Vec<Match> = plain
-        .iter()
-        .copied()
-        .chain(decoded.iter().map(|(m, _)| *m))
-        .collect();
-    let reported: Vec<Match> = plain.iter().filter(|m| inside(m)).copied().collect();
-    let mut findings =
-        model::findings_masked(engine.rules(), hay, &reported, &all, provenance, origin);
-    // `findings_masked` returns findings in order of start, so the decoded ones are sorted the
-    // same way first to pair each with its decoded secret.
-    let mut in_range: Vec<&(Match, Decoded)> = decoded.iter().filter(|(m, _)| inside(m)).collect();
-    in_range.sort_by_key(|(m, _)| m.start);
-    let at: Vec<Match> = in_range.iter().map(|(m, _)| *m).collect();
-    let found = model::findings_masked(engine.rules(), hay, &at, &all, provenance, origin);
-    findings.extend(
-        found
-            .into_iter()
-            .zip(in_range)
-            .map(|(f, (_, d))| f.decoded(d.encoding, &d.secret)),
-    );
+    let masks = detection.spans();
+    let mut inside = detection.clone();
+    inside.retain(|m| m.end > range.start && m.start < range.end);
+    if inside.is_empty() {
+        return Vec::new();
+    }
+    let mut findings = inside.findings(engine, hay, &masks, provenance, origin, &|_, _| false);
     findings.sort_by_key(|f| f.start);
     findings
+}
+
+/// What a masked span is, in the order a marker is chosen when spans start together: a
+/// rule's match names its rule, a known value the rule that found it, a cut-off tail `partial`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Label {
+    Rule(usize),
+    Known(usize),
+    Partial,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

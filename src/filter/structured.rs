@@ -8,11 +8,13 @@
 //! secret's span is mapped back to the document, widened to whole escapes and cut at string
 //! boundaries, so a mask never leaves half an escape behind or replaces a quote.
 
-use super::{detect, findings_in, Masker, Visible};
+use super::{detect, findings_in, lock, Masker, Visible};
 use crate::decode::json::{self, StringAt};
-use crate::engine::Engine;
+use crate::detect::Known;
+use crate::engine::{Engine, Match};
 use crate::model::{Finding, Origin};
 use crate::source::Provenance;
+use std::sync::{Arc, Mutex};
 
 /// A masked copy and what was masked in it.
 #[derive(Debug)]
@@ -21,58 +23,139 @@ pub struct Masked {
     pub findings: Vec<Finding>,
 }
 
-/// `text` with every secret `scan` would report replaced by `[REDACTED:rule-id]`. The text is
-/// whole: an end that could merely begin a secret is kept, as nothing follows it.
-pub fn mask_text(engine: &Engine, name: &str, text: &[u8]) -> Masked {
-    let (bytes, findings) = Masker::new(engine, name).complete(text);
-    Masked { bytes, findings }
+/// One masking context: the engine, and the values known as secrets in it so far. Everything
+/// masked through one `Masking` (an agent's event, an MCP session, a file being scrubbed) is
+/// masked by value: a secret found anywhere in it is masked wherever else it appears, in
+/// string values and in object keys alike.
+#[derive(Clone)]
+pub struct Masking<'e> {
+    engine: &'e Engine,
+    known: Arc<Mutex<Known>>,
 }
 
-/// `doc` with every secret in its string values masked, or `None` when it is not JSON.
-/// Findings carry `name`, with lines and columns of the decoded text (a tool's stdout line,
-/// not the one line of JSON it is escaped into).
-pub fn mask_json(engine: &Engine, name: &str, doc: &[u8]) -> Option<Masked> {
-    let strings = json::strings(doc)?;
-    // Outside strings valid JSON has no backslash, so this decodes the strings in place.
-    let text = json::unescape(doc, 0);
-    let (_, plain, decoded) = detect(engine, &Visible::new(&text.bytes));
-    let provenance = Provenance::Stream {
-        name: name.to_string(),
-    };
-    let findings = findings_in(
-        engine,
-        &text.bytes,
-        (&plain, &decoded),
-        0..text.bytes.len(),
-        &provenance,
-        Origin::START,
-    );
-    let spans = plain
-        .iter()
-        .chain(decoded.iter().map(|(m, _)| m))
-        .map(|m| {
-            let (start, end) = text.original(m.start, m.end);
-            (start, end, m.rule)
+impl<'e> Masking<'e> {
+    pub fn new(engine: &'e Engine) -> Masking<'e> {
+        Masking::sharing(engine, Arc::default())
+    }
+
+    /// A context whose values are `known`, shared with other contexts (both directions of
+    /// an MCP session).
+    pub fn sharing(engine: &'e Engine, known: Arc<Mutex<Known>>) -> Masking<'e> {
+        Masking { engine, known }
+    }
+
+    pub fn engine(&self) -> &'e Engine {
+        self.engine
+    }
+
+    /// How many secret values are known.
+    pub fn known(&self) -> usize {
+        lock(&self.known).len()
+    }
+
+    /// Remember the secrets in `bytes` (a JSON document is read with its strings decoded)
+    /// without masking anything: what the rest of an event or a file holds, before one part
+    /// of it is masked.
+    pub fn learn(&self, bytes: &[u8]) {
+        let text = match json::strings(bytes) {
+            Some(_) => json::unescape(bytes, 0).bytes,
+            None => bytes.to_vec(),
+        };
+        let vis = Visible::new(&text);
+        detect(self.engine, &vis, &mut lock(&self.known), true);
+    }
+
+    /// A streaming masker that shares this context's values.
+    pub fn stream(&self, name: &str) -> Masker<'e> {
+        Masker::sharing(self.engine, name, self.known.clone())
+    }
+
+    /// `text` with every secret replaced by `[REDACTED:rule-id]`. The text is whole: an end
+    /// that could merely begin a secret is kept, as nothing follows it.
+    pub fn text(&self, name: &str, text: &[u8]) -> Masked {
+        let (bytes, findings) = self.stream(name).complete(text);
+        Masked { bytes, findings }
+    }
+
+    /// `doc` with every secret in its strings (values and keys) masked, or `None` when it is
+    /// not JSON. Findings carry `name`, with lines and columns of the decoded text (a tool's
+    /// stdout line, not the one line of JSON it is escaped into).
+    pub fn json(&self, name: &str, doc: &[u8]) -> Option<Masked> {
+        let strings = json::strings_and_keys(doc)?;
+        // Outside strings valid JSON has no backslash, so this decodes the strings in place.
+        let text = json::unescape(doc, 0);
+        let vis = Visible::new(&text.bytes);
+        let mut known = lock(&self.known);
+        let (_, detection) = detect(self.engine, &vis, &mut known, true);
+        let provenance = Provenance::Stream {
+            name: name.to_string(),
+        };
+        let findings = findings_in(
+            self.engine,
+            &text.bytes,
+            &detection,
+            0..text.bytes.len(),
+            &provenance,
+            Origin::START,
+        );
+        let mut findings = findings;
+        crate::detect::mask_contexts_with(&mut findings, &mut known);
+        let known_at = known.find(&vis.bytes).into_iter().map(|o| {
+            vis.original(&Match {
+                start: o.start,
+                end: o.end,
+                rule: o.rule,
+                match_start: o.start,
+                match_end: o.end,
+            })
+        });
+        let spans = detection
+            .spans()
+            .into_iter()
+            .chain(known_at)
+            .map(|m| {
+                let (start, end) = text.original(m.start, m.end);
+                (start, end, m.rule)
+            })
+            .collect();
+        Some(Masked {
+            bytes: splice(self.engine, doc, &strings, spans),
+            findings,
         })
-        .collect();
-    Some(Masked {
-        bytes: splice(engine, doc, &strings, spans),
-        findings,
-    })
+    }
+
+    /// A masked copy of a parsed value, through [`Masking::json`] on its serialisation, so
+    /// object keys give their values context as they do in text. `None` only if the value
+    /// cannot be written or read back, which a masker treats as a failure to scan.
+    pub fn value(
+        &self,
+        name: &str,
+        value: &serde_json::Value,
+    ) -> Option<(serde_json::Value, Vec<Finding>)> {
+        let raw = serde_json::to_vec(value).ok()?;
+        let m = self.json(name, &raw)?;
+        let v = serde_json::from_slice(&m.bytes).ok()?;
+        Some((v, m.findings))
+    }
 }
 
-/// A masked copy of a parsed value, through [`mask_json`] on its serialisation, so object keys
-/// give their values context as they do in text. `None` only if the value cannot be written
-/// or read back, which a masker treats as a failure to scan.
+/// `text` masked in a context of its own (see [`Masking::text`]).
+pub fn mask_text(engine: &Engine, name: &str, text: &[u8]) -> Masked {
+    Masking::new(engine).text(name, text)
+}
+
+/// `doc` masked in a context of its own (see [`Masking::json`]).
+pub fn mask_json(engine: &Engine, name: &str, doc: &[u8]) -> Option<Masked> {
+    Masking::new(engine).json(name, doc)
+}
+
+/// `value` masked in a context of its own (see [`Masking::value`]).
 pub fn mask_value(
     engine: &Engine,
     name: &str,
     value: &serde_json::Value,
 ) -> Option<(serde_json::Value, Vec<Finding>)> {
-    let raw = serde_json::to_vec(value).ok()?;
-    let m = mask_json(engine, name, &raw)?;
-    let v = serde_json::from_slice(&m.bytes).ok()?;
-    Some((v, m.findings))
+    Masking::new(engine).value(name, value)
 }
 
 /// `doc` with each span masked: spans are cut to the string bodies they overlap (a span over

@@ -5,7 +5,7 @@ use super::{
     mask, reason, rules_of, text_of, withheld_copy, Agent, Answer, Event, HookError, Kind, Outcome,
     WITHHELD,
 };
-use crate::engine::Engine;
+use crate::filter::Masking;
 use serde_json::{json, Map, Value};
 
 /// The event's name and what it is about. Copilot's camelCase payloads carry no name (the
@@ -65,11 +65,11 @@ fn copilot_event(doc: &Map<String, Value>) -> &'static str {
     }
 }
 
-pub(super) fn answer(ev: &Event, engine: &Engine) -> Result<Answer, HookError> {
+pub(super) fn answer(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
     match ev.kind {
-        Kind::AfterTool => after_tool(ev, engine),
-        Kind::BeforePrompt => before_prompt(ev, engine),
-        Kind::BeforeTool => before_tool(ev, engine),
+        Kind::AfterTool => after_tool(ev, masking),
+        Kind::BeforePrompt => before_prompt(ev, masking),
+        Kind::BeforeTool => before_tool(ev, masking),
     }
 }
 
@@ -97,25 +97,25 @@ fn unwrap_json_string(v: &Value) -> Value {
     }
 }
 
-fn after_tool(ev: &Event, engine: &Engine) -> Result<Answer, HookError> {
+fn after_tool(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
     let mut answer = Answer::clean();
-    let (masked, findings) = match ev.agent {
+    let (masked, findings, changed) = match ev.agent {
         Agent::Claude => {
             let resp = ev.field("tool_response")?;
             answer.persisted = resp
                 .get("persistedOutputPath")
                 .and_then(Value::as_str)
                 .map(String::from);
-            mask(engine, "tool_response", resp)?
+            mask(masking, "tool_response", resp)?
         }
-        Agent::Codex | Agent::Gemini => mask(engine, "tool_response", ev.field("tool_response")?)?,
+        Agent::Codex | Agent::Gemini => mask(masking, "tool_response", ev.field("tool_response")?)?,
         Agent::Copilot => {
             let result = ev
                 .doc
                 .get("toolResult")
                 .or_else(|| ev.doc.get("tool_result"))
                 .ok_or(HookError::Field("toolResult"))?;
-            mask(engine, "toolResult", result)?
+            mask(masking, "toolResult", result)?
         }
         Agent::Cursor => {
             let key = match ev.name.as_str() {
@@ -123,10 +123,10 @@ fn after_tool(ev: &Event, engine: &Engine) -> Result<Answer, HookError> {
                 "afterShellExecution" => "output",
                 _ => "tool_output",
             };
-            mask(engine, key, &unwrap_json_string(ev.field(key)?))?
+            mask(masking, key, &unwrap_json_string(ev.field(key)?))?
         }
     };
-    if findings.is_empty() {
+    if !changed {
         return Ok(answer);
     }
     answer.outcome = Outcome::Masked;
@@ -197,7 +197,7 @@ fn mcp_result(v: Value) -> Value {
     }
 }
 
-fn before_prompt(ev: &Event, engine: &Engine) -> Result<Answer, HookError> {
+fn before_prompt(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
     let mut answer = Answer::clean();
     // Copilot's command hooks cannot block a prompt; they can rewrite what the model gets.
     if ev.agent == Agent::Copilot {
@@ -207,8 +207,9 @@ fn before_prompt(ev: &Event, engine: &Engine) -> Result<Answer, HookError> {
         } else {
             "prompt"
         };
-        let (masked, findings) = mask(engine, key, &Value::String(ev.str_field(key)?.into()))?;
-        if findings.is_empty() {
+        let (masked, findings, changed) =
+            mask(masking, key, &Value::String(ev.str_field(key)?.into()))?;
+        if !changed {
             return Ok(answer);
         }
         answer.outcome = Outcome::Masked;
@@ -225,8 +226,8 @@ fn before_prompt(ev: &Event, engine: &Engine) -> Result<Answer, HookError> {
         answer.findings = findings;
         return Ok(answer);
     }
-    let (_, findings) = mask(
-        engine,
+    let (_, findings, _) = mask(
+        masking,
         "prompt",
         &Value::String(ev.str_field("prompt")?.into()),
     )?;
@@ -257,7 +258,7 @@ fn block_prompt(agent: Agent, why: &str) -> Value {
     }
 }
 
-fn before_tool(ev: &Event, engine: &Engine) -> Result<Answer, HookError> {
+fn before_tool(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
     let mut answer = Answer::clean();
     let (key, subject): (&'static str, Value) = match (ev.agent, ev.name.as_str()) {
         (Agent::Cursor, "beforeShellExecution") => ("command", ev.field("command")?.clone()),
@@ -268,7 +269,7 @@ fn before_tool(ev: &Event, engine: &Engine) -> Result<Answer, HookError> {
         }
         _ => ("tool_input", ev.field("tool_input")?.clone()),
     };
-    let (_, findings) = mask(engine, key, &subject)?;
+    let (_, findings, _) = mask(masking, key, &subject)?;
     if findings.is_empty() {
         return Ok(answer);
     }

@@ -19,7 +19,7 @@
 mod answer;
 
 use crate::engine::Engine;
-use crate::filter::{mask_text, mask_value};
+use crate::filter::Masking;
 use crate::model::Finding;
 use serde_json::Value;
 
@@ -172,9 +172,20 @@ impl Event {
         self.kind
     }
 
-    /// The answer to this event: masked output, a block, or the agent's no-op.
+    /// The answer to this event: masked output, a block, or the agent's no-op. Every secret
+    /// the event holds anywhere (a tool's input, its output, a key) is masked by value in
+    /// what goes back.
     pub fn answer(&self, engine: &Engine) -> Result<Answer, HookError> {
-        answer::answer(self, engine)
+        answer::answer(self, &self.masking(engine)?)
+    }
+
+    /// A masking context that knows every secret value this event holds, for masking any
+    /// part of it or a file it names.
+    pub fn masking<'e>(&self, engine: &'e Engine) -> Result<Masking<'e>, HookError> {
+        let masking = Masking::new(engine);
+        let whole = serde_json::to_vec(&self.doc).map_err(|_| HookError::Mask("the event"))?;
+        masking.learn(&whole);
+        Ok(masking)
     }
 
     /// The answer when the event could not be scanned (no engine, a masker failure): the
@@ -202,22 +213,28 @@ pub fn unreadable(agent: Agent, why: &HookError) -> Value {
 }
 
 /// `value` masked: a string as a whole text, anything else as a JSON structure (keys give
-/// their values context). `name` is where findings say they were.
+/// their values context), in `masking`'s context (values the rest of the event holds are
+/// masked too). `name` is where findings say they were. Returns the masked copy, the
+/// findings in `value`, and whether anything changed: a value the event holds elsewhere
+/// (a secret set in the command, printed bare in its output) changes the copy with no
+/// finding of its own.
 fn mask(
-    engine: &Engine,
+    masking: &Masking,
     name: &'static str,
     value: &Value,
-) -> Result<(Value, Vec<Finding>), HookError> {
-    match value {
+) -> Result<(Value, Vec<Finding>, bool), HookError> {
+    let (masked, findings) = match value {
         Value::String(s) => {
-            let m = mask_text(engine, name, s.as_bytes());
+            let m = masking.text(name, s.as_bytes());
             // A mask that ends inside a multi-byte character leaves a broken piece of it,
             // which becomes U+FFFD rather than withholding the whole output.
             let text = String::from_utf8_lossy(&m.bytes).into_owned();
-            Ok((Value::String(text), m.findings))
+            (Value::String(text), m.findings)
         }
-        other => mask_value(engine, name, other).ok_or(HookError::Mask(name)),
-    }
+        other => masking.value(name, other).ok_or(HookError::Mask(name))?,
+    };
+    let changed = masked != *value;
+    Ok((masked, findings, changed))
 }
 
 /// Why a prompt or tool call is stopped: each secret's rule and position (never the secret),

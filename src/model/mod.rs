@@ -42,6 +42,11 @@ impl Secret {
         String::from_utf8_lossy(&self.0).into_owned()
     }
 
+    /// The secret's bytes, for matching it elsewhere (masking by value); never for output.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// A masked form that keeps a short prefix of long secrets, so a person can tell two
     /// findings apart without the secret being recoverable.
     pub fn redacted(&self) -> String {
@@ -72,7 +77,97 @@ impl std::fmt::Debug for Context {
     }
 }
 
+/// A run of token characters at least this long, with letters and digits and the entropy of
+/// a generated value, is masked in a context whether or not a rule took it for a secret.
+const RANDOM_RUN: usize = 20;
+
 impl Context {
+    /// Mask `spans` of the text too (byte ranges, widened to whole characters), on top of the
+    /// secrets already marked: values known as secrets elsewhere in the run.
+    pub fn mask_spans(&mut self, spans: impl IntoIterator<Item = (usize, usize)>) {
+        let text = &self.text;
+        let widen = |(s, e): (usize, usize)| {
+            let s = (0..=s.min(text.len()))
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            let e = (e.min(text.len())..=text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len());
+            (s, e)
+        };
+        let mut all: Vec<(usize, usize, Option<String>)> = self
+            .marks
+            .drain(..)
+            .map(|(s, e, m)| (s, e, Some(m)))
+            .chain(spans.into_iter().map(widen).map(|(s, e)| (s, e, None)))
+            .filter(|(s, e, _)| e > s)
+            .collect();
+        all.sort_by_key(|(s, e, _)| (*s, std::cmp::Reverse(*e)));
+        let mut merged: Vec<(usize, usize, Option<String>)> = Vec::with_capacity(all.len());
+        for (s, e, m) in all {
+            match merged.last_mut() {
+                Some(last) if s < last.1 => {
+                    // Overlapping marks become one, masked whole. A span inside a mark that
+                    // already masks keeps that mark (and its short prefix); a public key id
+                    // that a known value overlaps is no longer shown as it is.
+                    let masks = last
+                        .2
+                        .as_ref()
+                        .is_some_and(|shown| *shown != text[last.0..last.1]);
+                    if e > last.1 || !masks {
+                        last.1 = last.1.max(e);
+                        last.2 = None;
+                    }
+                }
+                _ => merged.push((s, e, m)),
+            }
+        }
+        self.marks = merged
+            .into_iter()
+            .map(|(s, e, m)| (s, e, m.unwrap_or_else(|| "********".to_string())))
+            .collect();
+    }
+
+    /// Mask every run of token characters that looks generated (see [`RANDOM_RUN`]): what a
+    /// rule did not take for a secret may still be one, and a context is only there to
+    /// locate the finding.
+    pub fn mask_random_runs(&mut self) {
+        let b = self.text.as_bytes();
+        // Not `=`: it joins a name to its value (`NAME=value`); base64's padding is no secret.
+        let token = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-');
+        let mut runs = Vec::new();
+        let marked = |s: usize, e: usize| self.marks.iter().any(|m| m.0 <= s && e <= m.1);
+        let mut i = 0;
+        while i < b.len() {
+            if !token(b[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && token(b[i]) {
+                i += 1;
+            }
+            let run = &b[start..i];
+            if run.len() >= RANDOM_RUN
+                && run.iter().any(u8::is_ascii_digit)
+                && run.iter().any(u8::is_ascii_alphabetic)
+                && crate::engine::shannon_entropy(run) >= 3.5
+                && !marked(start, i)
+            {
+                runs.push((start, i));
+            }
+        }
+        if !runs.is_empty() {
+            self.mask_spans(runs);
+        }
+    }
+
+    /// The context's text, as shown with `--show-secrets`: what a value is searched in.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The context line, secrets masked unless `show`.
     pub fn render(&self, show: bool) -> String {
         if show {

@@ -5,8 +5,8 @@
 
 use super::admit::{self, Form, Reading};
 use super::{lock, run::Run, Scanner};
-use crate::decode::View;
-use crate::engine::{Engine, Match};
+use crate::detect::Detection;
+use crate::engine::Match;
 use crate::model::{self, Finding, Origin};
 use crate::rules::MAX_WINDOW;
 use crate::source::{self, Blob, Provenance};
@@ -22,53 +22,7 @@ const NOTEBOOK_MAX: usize = 16 << 20;
 const OVERLAP: usize = 2 * MAX_WINDOW;
 
 /// What one distinct content holds, cached by its hash.
-pub(super) struct Scanned {
-    plain: Vec<Match>,
-    decoded: Vec<Decoded>,
-}
-
-/// A match in a decoded view: its encoded span in the blob and the decoded secret.
-pub struct Decoded {
-    pub encoding: crate::decode::Encoding,
-    pub at: Match,
-    pub secret: Vec<u8>,
-}
-
-/// The matches in `hay`'s decoded views (base64, UTF-16, escapes, percent-encoding, ANSI) that
-/// `plain` (the plain matches) does not already hold, at their encoded spans in `hay`. What
-/// `scan` reports beyond the plain bytes, and what every masker must hide too.
-pub fn decoded_matches(engine: &Engine, hay: &[u8], plain: &[Match]) -> Vec<Decoded> {
-    let mut seen: std::collections::HashSet<(usize, usize, usize)> =
-        plain.iter().map(|m| (m.rule, m.start, m.end)).collect();
-    let mut decoded = Vec::new();
-    for (encoding, view) in crate::decode::views(hay) {
-        for m in engine.scan(&view.bytes) {
-            let (start, end) = view.original(m.start, m.end);
-            if end <= start || !seen.insert((m.rule, start, end)) {
-                continue;
-            }
-            let (match_start, match_end) = view.original(m.match_start, m.match_end);
-            decoded.push(Decoded {
-                encoding,
-                at: Match {
-                    start,
-                    end,
-                    rule: m.rule,
-                    match_start: match_start.min(start),
-                    match_end: match_end.max(end),
-                },
-                secret: view.bytes[m.span()].to_vec(),
-            });
-        }
-    }
-    decoded
-}
-
-/// Every span of `s`, plain and decoded: what a context must not show.
-fn scanned_spans(s: &Scanned) -> Vec<Match> {
-    let decoded = s.decoded.iter().map(|d| d.at);
-    s.plain.iter().copied().chain(decoded).collect()
-}
+pub(super) type Scanned = Detection;
 
 impl Scanner {
     /// Scan one blob read as its path says (notebook cells, env variables), for callers that
@@ -186,7 +140,7 @@ impl Scanner {
                 s
             }
         };
-        let known = scanned_spans(&scanned);
+        let known = scanned.spans();
         self.found(hay, &scanned, &known, &blob.provenance, Origin::START)
     }
 
@@ -202,49 +156,17 @@ impl Scanner {
         provenance: &Provenance,
         origin: Origin,
     ) -> Vec<Finding> {
-        let rules = self.engine.rules();
-        let kept: Vec<Match> = scanned
-            .plain
-            .iter()
-            .filter(|m| !self.allowed(hay, m, provenance))
-            .copied()
-            .collect();
-        let mut out = model::findings_masked(rules, hay, &kept, known, provenance, origin);
-        // In UTF-16 text every decoded match is in the text a person reads (nested views are
-        // made from it): the policy reads that text, and lines, columns and contexts are its
-        // own, so a column counts characters, not the bytes of two-byte units.
-        let text = match scanned.decoded.is_empty() {
-            true => None,
-            false => crate::decode::utf16_view(hay),
-        };
-        let allowed = |m: &Match| match &text {
-            Some(v) => self.allowed(&v.bytes, &in_view(v, m), provenance),
-            None => self.allowed(hay, m, provenance),
-        };
-        // One pass for all decoded matches: `findings` returns them in order of start, so
-        // they are sorted the same way first to pair each with its decoded secret.
-        let mut decoded: Vec<&Decoded> =
-            scanned.decoded.iter().filter(|d| !allowed(&d.at)).collect();
-        decoded.sort_by_key(|d| d.at.start);
-        let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
-        let found = match &text {
-            Some(v) => in_text(rules, v, &at, known, provenance, origin),
-            None => model::findings_masked(rules, hay, &at, known, provenance, origin),
-        };
-        out.extend(
-            found
-                .into_iter()
-                .zip(decoded)
-                .map(|(f, d)| f.decoded(d.encoding, &d.secret)),
-        );
-        out
+        let allowed = |text: &[u8], m: &Match| self.allowed(text, m, provenance);
+        scanned.findings(&self.engine, hay, known, provenance, origin, &allowed)
     }
 
     /// `text` with every secret in it masked: each of `known` wherever it occurs, and whatever
     /// a rule matches there, plain or in a decoded view. For text leakhound did not build
     /// itself (an earlier report's context line).
     pub fn mask_text(&self, text: &str, known: &[&str]) -> String {
-        let mut spans: Vec<(usize, usize)> = scanned_spans(&self.matches(text.as_bytes()))
+        let mut spans: Vec<(usize, usize)> = self
+            .matches(text.as_bytes())
+            .spans()
             .iter()
             .filter(|m| !self.engine.rules()[m.rule].public)
             .map(|m| (m.start, m.end))
@@ -292,18 +214,7 @@ impl Scanner {
     /// The engine's matches in `hay`, and those found only in its decoded views (mapped back
     /// to the encoded span).
     fn matches(&self, hay: &[u8]) -> Scanned {
-        let mut plain = self.engine.scan(hay);
-        let decoded = decoded_matches(&self.engine, hay, &plain);
-        // One secret, one finding, across views too: a generic rule's plain match of an
-        // encoded value gives way to a provider's rule that read the decoded value.
-        let rules = self.engine.rules();
-        plain.retain(|p| {
-            !rules[p.rule].generic
-                || !decoded.iter().any(|d| {
-                    !rules[d.at.rule].generic && crate::engine::overlaps(d.at.span(), p.span())
-                })
-        });
-        Scanned { plain, decoded }
+        crate::detect::detect(&self.engine, hay)
     }
 
     /// A large input read and scanned chunk by chunk: `buf` (its first bytes, already read)
@@ -351,10 +262,8 @@ impl Scanner {
             // The whole chunk's matches, decoded views included, mask contexts; each chunk
             // reports the ones that start in its own part.
             let mut scanned = self.matches(hay);
-            let own = |m: &Match| (own_from..own_to).contains(&(base + m.start));
-            let all = scanned_spans(&scanned);
-            scanned.plain.retain(own);
-            scanned.decoded.retain(|d| own(&d.at));
+            let all = scanned.spans();
+            scanned.retain(|m| (own_from..own_to).contains(&(base + m.start)));
             let mut found = self.found(hay, &scanned, &all, provenance, origin);
             if how.form == Form::Env {
                 name_variables(&mut found, hay, base);
@@ -369,42 +278,6 @@ impl Scanner {
             (base, own_from) = (next, own_to);
         }
     }
-}
-
-/// `m`, a span of UTF-16 text's bytes, in its decoded view.
-fn in_view(v: &View, m: &Match) -> Match {
-    Match {
-        start: v.decoded_at(m.start),
-        end: v.decoded_at(m.end),
-        rule: m.rule,
-        match_start: v.decoded_at(m.match_start),
-        match_end: v.decoded_at(m.match_end),
-    }
-}
-
-/// Findings of `at` (spans of UTF-16 text's bytes, sorted by start) read in the decoded
-/// text `v`: line, column (characters of the text) and context are the text's, the context
-/// masked with `known`; `start..end` stay the text's bytes from `origin`.
-fn in_text(
-    rules: &[crate::rules::Rule],
-    v: &View,
-    at: &[Match],
-    known: &[Match],
-    provenance: &Provenance,
-    origin: Origin,
-) -> Vec<Finding> {
-    let spans: Vec<Match> = at.iter().map(|m| in_view(v, m)).collect();
-    let masks: Vec<Match> = known.iter().map(|m| in_view(v, m)).collect();
-    let from = Origin {
-        offset: 0,
-        ..origin
-    };
-    let mut found = model::findings_masked(rules, &v.bytes, &spans, &masks, provenance, from);
-    // Returned in order of start, as `at` is (the map keeps order).
-    for (f, m) in found.iter_mut().zip(at) {
-        (f.start, f.end) = (origin.offset + m.start, origin.offset + m.end);
-    }
-    found
 }
 
 fn notebook_as_text() -> String {

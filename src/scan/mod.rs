@@ -27,7 +27,6 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-pub use content::{decoded_matches, Decoded};
 pub use git::GitOptions;
 pub use image::ImageOptions;
 
@@ -171,6 +170,7 @@ impl Outcome {
 /// Findings sorted and paired into credential sets, totals counted.
 fn finish(mut o: Outcome, start: Instant) -> Outcome {
     o.findings.sort_by(Finding::report_order);
+    crate::detect::mask_contexts(&mut o.findings, &o.suppressed);
     crate::validate::annotate(&mut o.findings);
     o.suppressed.sort_by(Finding::report_order);
     // Whole keys, not only paths: workers finish in any order, and the report must not.

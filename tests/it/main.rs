@@ -11,6 +11,7 @@ mod agents;
 mod architecture;
 mod archive;
 mod aws_forms;
+mod by_value;
 mod cli;
 mod confidence;
 mod decode;

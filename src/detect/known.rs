@@ -1,0 +1,227 @@
+//! Masking by value: the secrets seen so far in a run, a stream, an event or a document, each
+//! masked wherever it appears, not only where a rule found it. A key named once
+//! (`AWS_SECRET_ACCESS_KEY=…`) and repeated bare (`saved secret …`) is masked both times.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::collections::HashMap;
+
+/// Values shorter than this are masked only where a rule finds them: a four-letter password
+/// masked wherever it appears would garble ordinary words, and shows no five-character piece.
+pub const MIN_VALUE: usize = 5;
+
+/// A prefix at least this long, at the very end of what has arrived, is held (and masked at
+/// the end of a stream) when a known value could continue it.
+pub const MIN_PREFIX: usize = 4;
+
+/// Secret values and the rule that named each. No `Debug` of the values: it prints counts.
+#[derive(Default)]
+pub struct Known {
+    /// Each value once, with the index of the rule that first found it.
+    values: Vec<(Box<[u8]>, usize)>,
+    index: HashMap<Box<[u8]>, usize>,
+    /// Values by their first and by their last [`MIN_PREFIX`] bytes: where a piece cut off
+    /// at an edge is looked up, in time independent of how many values there are.
+    heads: HashMap<[u8; MIN_PREFIX], Vec<usize>>,
+    tails: HashMap<[u8; MIN_PREFIX], Vec<usize>>,
+    /// Built on the first search after a value was added.
+    automaton: Option<AhoCorasick>,
+    longest: usize,
+}
+
+impl std::fmt::Debug for Known {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Known({} values)", self.values.len())
+    }
+}
+
+/// One occurrence of a known value: its span and the rule that found the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occurrence {
+    pub start: usize,
+    pub end: usize,
+    pub rule: usize,
+}
+
+impl Known {
+    pub fn new() -> Known {
+        Known::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Remember `value`, found by `rule`. Returns whether it was new. Values shorter than
+    /// [`MIN_VALUE`] (after trimming the whitespace a decoded view may carry) are not kept.
+    pub fn add(&mut self, value: &[u8], rule: usize) -> bool {
+        let value = value.trim_ascii();
+        if value.len() < MIN_VALUE || self.index.contains_key(value) {
+            return false;
+        }
+        let i = self.values.len();
+        self.index.insert(value.into(), i);
+        self.heads
+            .entry(four(&value[..MIN_PREFIX]))
+            .or_default()
+            .push(i);
+        self.tails
+            .entry(four(&value[value.len() - MIN_PREFIX..]))
+            .or_default()
+            .push(i);
+        self.values.push((value.into(), rule));
+        self.longest = self.longest.max(value.len());
+        self.automaton = None;
+        true
+    }
+
+    /// Remember every value of `found` (as `Detection::values` lists them).
+    pub fn learn<'a>(&mut self, found: impl IntoIterator<Item = (&'a [u8], usize)>) {
+        for (v, rule) in found {
+            self.add(v, rule);
+        }
+    }
+
+    /// The longest value: no occurrence is longer.
+    pub fn longest(&self) -> usize {
+        self.longest
+    }
+
+    /// Every occurrence of every value in `hay`, overlapping ones too, by start.
+    pub fn find(&mut self, hay: &[u8]) -> Vec<Occurrence> {
+        if self.values.is_empty() || hay.len() < MIN_VALUE {
+            return Vec::new();
+        }
+        if self.automaton.is_none() {
+            self.automaton = AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(self.values.iter().map(|(v, _)| &v[..]))
+                .ok();
+        }
+        let Some(ac) = &self.automaton else {
+            // The automaton could not be built (a size limit): search each value on its own.
+            return self.find_slowly(hay);
+        };
+        let mut out: Vec<Occurrence> = ac
+            .find_overlapping_iter(hay)
+            .map(|m| Occurrence {
+                start: m.start(),
+                end: m.end(),
+                rule: self.values[m.pattern().as_usize()].1,
+            })
+            .collect();
+        out.sort_by_key(|o| (o.start, std::cmp::Reverse(o.end)));
+        out
+    }
+
+    fn find_slowly(&self, hay: &[u8]) -> Vec<Occurrence> {
+        let mut out = Vec::new();
+        for (v, rule) in &self.values {
+            for at in memchr::memmem::find_iter(hay, &v[..]) {
+                out.push(Occurrence {
+                    start: at,
+                    end: at + v.len(),
+                    rule: *rule,
+                });
+            }
+        }
+        out.sort_by_key(|o| (o.start, std::cmp::Reverse(o.end)));
+        out
+    }
+
+    /// Where a piece of a known value at the very end of `hay` begins: the earliest start
+    /// of a suffix of `hay`, at least [`MIN_PREFIX`] long, that some value begins with (and
+    /// is longer than), with that value's rule. What a stream must hold until more arrives,
+    /// and mask if nothing does.
+    pub fn prefix_at_end(&self, hay: &[u8]) -> Option<(usize, usize)> {
+        let n = hay.len();
+        let most = self.longest.saturating_sub(1).min(n);
+        // Longest piece first: the earliest start wins.
+        for k in (MIN_PREFIX..=most).rev() {
+            let piece = &hay[n - k..];
+            let Some(candidates) = self.heads.get(&four(&piece[..MIN_PREFIX])) else {
+                continue;
+            };
+            if let Some(&i) = candidates.iter().find(|&&i| {
+                let v = &self.values[i].0;
+                v.len() > k && v[..k] == *piece
+            }) {
+                return Some((n - k, self.values[i].1));
+            }
+        }
+        None
+    }
+
+    /// Pieces of known values cut off at either edge of `text` (a context clipped from a
+    /// longer line): the span at each end that is the end (at the start) or the beginning
+    /// (at the end) of a value, at least [`MIN_PREFIX`] long.
+    pub fn pieces_at_edges(&self, text: &[u8]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        if let Some((start, _)) = self.prefix_at_end(text) {
+            out.push((start, text.len()));
+        }
+        let most = self.longest.saturating_sub(1).min(text.len());
+        for k in (MIN_PREFIX..=most).rev() {
+            let piece = &text[..k];
+            let Some(candidates) = self.tails.get(&four(&piece[k - MIN_PREFIX..])) else {
+                continue;
+            };
+            if candidates.iter().any(|&i| {
+                let v = &self.values[i].0;
+                v.len() > k && v[v.len() - k..] == *piece
+            }) {
+                out.push((0, k));
+                break;
+            }
+        }
+        out
+    }
+}
+
+fn four(b: &[u8]) -> [u8; MIN_PREFIX] {
+    let mut k = [0; MIN_PREFIX];
+    k.copy_from_slice(&b[..MIN_PREFIX]);
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_occurrence_of_a_value_is_found() {
+        let mut k = Known::new();
+        assert!(k.add(b"s3cr3tV4lue", 3));
+        assert!(!k.add(b" s3cr3tV4lue\n", 4), "the same value, trimmed");
+        assert!(!k.add(b"abcd", 1), "too short to mask by value");
+        let hay = b"x=s3cr3tV4lue; again s3cr3tV4lue.";
+        let found = k.find(hay);
+        assert_eq!(found.len(), 2);
+        assert_eq!(&hay[found[1].start..found[1].end], b"s3cr3tV4lue");
+        assert_eq!(found[0].rule, 3);
+    }
+
+    #[test]
+    fn a_value_cut_off_at_the_end_is_a_prefix() {
+        let mut k = Known::new();
+        k.add(b"ghp_abcdefgh", 0);
+        assert_eq!(k.prefix_at_end(b"token: ghp_ab"), Some((7, 0)));
+        assert_eq!(
+            k.prefix_at_end(b"token: gh"),
+            None,
+            "shorter than MIN_PREFIX"
+        );
+        assert_eq!(
+            k.prefix_at_end(b"token: ghp_abcdefgh"),
+            None,
+            "whole, not a prefix"
+        );
+        assert_eq!(
+            k.pieces_at_edges(b"defgh and ghp_abc"),
+            vec![(10, 17), (0, 5)]
+        );
+    }
+}

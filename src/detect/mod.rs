@@ -1,0 +1,236 @@
+//! The one detection step below every consumer: `scan` (reports) and the maskers (`filter`,
+//! `run`, `hook`, `scrub`, `mcp-proxy`, `redact-notebook`) ask the same question here, "what
+//! in these bytes is a secret", and get the same answer:
+//! - [`detect`]: the engine's matches in the bytes as they are, and in their decoded views
+//!   (base64, UTF-16, escapes, percent-encoding, ANSI-stripped) mapped back to the encoded
+//!   span, one secret one match across views;
+//! - [`Detection::findings`]: those matches as findings, each context masked with every span
+//!   any pass took for a secret;
+//! - [`Known`]: the secret *values* seen so far, so a value found in one place is masked
+//!   wherever else it appears (masking by value, not by position).
+
+mod known;
+
+pub use known::Known;
+
+use crate::decode::View;
+use crate::engine::{Engine, Match};
+use crate::model::{self, Finding, Origin, Provenance};
+
+/// A match in a decoded view: its encoded span in the input and the decoded secret.
+#[derive(Clone)]
+pub struct Decoded {
+    pub encoding: crate::decode::Encoding,
+    pub at: Match,
+    pub secret: Vec<u8>,
+}
+
+/// What one input holds: its plain matches and those only its decoded views hold.
+#[derive(Default, Clone)]
+pub struct Detection {
+    pub plain: Vec<Match>,
+    pub decoded: Vec<Decoded>,
+}
+
+/// Every secret in `hay`, plain and decoded.
+pub fn detect(engine: &Engine, hay: &[u8]) -> Detection {
+    let mut plain = engine.scan(hay);
+    let decoded = decoded_matches(engine, hay, &plain);
+    // One secret, one finding, across views too: a generic rule's plain match of an encoded
+    // value gives way to a provider's rule that read the decoded value.
+    let rules = engine.rules();
+    plain.retain(|p| {
+        !rules[p.rule].generic
+            || !decoded.iter().any(|d| {
+                !rules[d.at.rule].generic && crate::engine::overlaps(d.at.span(), p.span())
+            })
+    });
+    Detection { plain, decoded }
+}
+
+/// The matches in `hay`'s decoded views that `plain` (the plain matches) does not already
+/// hold, at their encoded spans in `hay`.
+fn decoded_matches(engine: &Engine, hay: &[u8], plain: &[Match]) -> Vec<Decoded> {
+    let mut seen: std::collections::HashSet<(usize, usize, usize)> =
+        plain.iter().map(|m| (m.rule, m.start, m.end)).collect();
+    let mut decoded = Vec::new();
+    for (encoding, view) in crate::decode::views(hay) {
+        for m in engine.scan(&view.bytes) {
+            let (start, end) = view.original(m.start, m.end);
+            if end <= start || !seen.insert((m.rule, start, end)) {
+                continue;
+            }
+            let (match_start, match_end) = view.original(m.match_start, m.match_end);
+            decoded.push(Decoded {
+                encoding,
+                at: Match {
+                    start,
+                    end,
+                    rule: m.rule,
+                    match_start: match_start.min(start),
+                    match_end: match_end.max(end),
+                },
+                secret: view.bytes[m.span()].to_vec(),
+            });
+        }
+    }
+    decoded
+}
+
+impl Detection {
+    /// Every span, plain and decoded: what a context must not show.
+    pub fn spans(&self) -> Vec<Match> {
+        let decoded = self.decoded.iter().map(|d| d.at);
+        self.plain.iter().copied().chain(decoded).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.plain.is_empty() && self.decoded.is_empty()
+    }
+
+    /// The same matches with every offset moved by `at` (offsets of a view to its original).
+    pub fn mapped(self, at: impl Fn(&Match) -> Match) -> Detection {
+        Detection {
+            plain: self.plain.iter().map(&at).collect(),
+            decoded: self
+                .decoded
+                .into_iter()
+                .map(|d| Decoded { at: at(&d.at), ..d })
+                .collect(),
+        }
+    }
+
+    /// Keep only the matches `keep` accepts (a chunk's own part, a stream's forwarded range).
+    pub fn retain(&mut self, keep: impl Fn(&Match) -> bool) {
+        self.plain.retain(&keep);
+        self.decoded.retain(|d| keep(&d.at));
+    }
+
+    /// Every secret value this detection holds, as it appears in `hay` (the encoded form of
+    /// a decoded match too) and decoded, with its rule: what [`Known`] learns.
+    pub fn values<'a>(&'a self, hay: &'a [u8]) -> impl Iterator<Item = (&'a [u8], usize)> + 'a {
+        let plain = self.plain.iter().map(move |m| (&hay[m.span()], m.rule));
+        let decoded = self
+            .decoded
+            .iter()
+            .flat_map(move |d| [(&d.secret[..], d.at.rule), (&hay[d.at.span()], d.at.rule)]);
+        plain.chain(decoded)
+    }
+
+    /// The findings this detection holds in `hay`, less those `allowed` takes out (it is given
+    /// the text a match is read in, and the match there). Each context is masked with `masks`
+    /// (every span any pass took for a secret, allowed ones too) and with `known`. Findings come
+    /// plain first, then decoded, each in order of start.
+    ///
+    /// In UTF-16 text every decoded match is in the text a person reads (nested views are
+    /// made from it): `allowed` reads that text, and lines, columns and contexts are its own,
+    /// so a column counts characters, not the bytes of two-byte units.
+    pub fn findings(
+        &self,
+        engine: &Engine,
+        hay: &[u8],
+        masks: &[Match],
+        provenance: &Provenance,
+        origin: Origin,
+        allowed: &dyn Fn(&[u8], &Match) -> bool,
+    ) -> Vec<Finding> {
+        let rules = engine.rules();
+        let kept: Vec<Match> = self
+            .plain
+            .iter()
+            .filter(|m| !allowed(hay, m))
+            .copied()
+            .collect();
+        let mut out = model::findings_masked(rules, hay, &kept, masks, provenance, origin);
+        if self.decoded.is_empty() {
+            return out;
+        }
+        let text = crate::decode::utf16_view(hay);
+        let allow = |m: &Match| match &text {
+            Some(v) => allowed(&v.bytes, &in_view(v, m)),
+            None => allowed(hay, m),
+        };
+        // `findings_masked` returns findings in order of start, so the decoded matches are
+        // sorted the same way first to pair each with its decoded secret.
+        let mut decoded: Vec<&Decoded> = self.decoded.iter().filter(|d| !allow(&d.at)).collect();
+        decoded.sort_by_key(|d| d.at.start);
+        let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
+        let found = match &text {
+            Some(v) => in_text(rules, v, &at, masks, provenance, origin),
+            None => model::findings_masked(rules, hay, &at, masks, provenance, origin),
+        };
+        out.extend(
+            found
+                .into_iter()
+                .zip(decoded)
+                .map(|(f, d)| f.decoded(d.encoding, &d.secret)),
+        );
+        out
+    }
+}
+
+/// Mask every finding's context by value: each secret of `findings` and `others` (the
+/// suppressed ones, say) wherever it appears in any context of the run, pieces of one cut
+/// off at a context's edge too, and any run that looks generated. A notebook line whose
+/// metadata holds a token must not show an AWS secret found in another file.
+pub fn mask_contexts(findings: &mut [Finding], others: &[Finding]) {
+    let mut known = Known::new();
+    for f in findings.iter().chain(others).filter(|f| !f.public) {
+        known.add(f.secret.bytes(), 0);
+    }
+    mask_contexts_with(findings, &mut known);
+}
+
+/// Mask every finding's context with the values `known` holds (and any run that looks
+/// generated), as [`mask_contexts`] does with a run's own.
+pub fn mask_contexts_with(findings: &mut [Finding], known: &mut Known) {
+    for f in findings.iter_mut() {
+        let text = f.context.text().as_bytes();
+        let mut spans: Vec<(usize, usize)> = known
+            .find(text)
+            .into_iter()
+            .map(|o| (o.start, o.end))
+            .collect();
+        spans.extend(known.pieces_at_edges(text));
+        if !spans.is_empty() {
+            f.context.mask_spans(spans);
+        }
+        f.context.mask_random_runs();
+    }
+}
+
+/// `m`, a span of UTF-16 text's bytes, in its decoded view.
+pub fn in_view(v: &View, m: &Match) -> Match {
+    Match {
+        start: v.decoded_at(m.start),
+        end: v.decoded_at(m.end),
+        rule: m.rule,
+        match_start: v.decoded_at(m.match_start),
+        match_end: v.decoded_at(m.match_end),
+    }
+}
+
+/// Findings of `at` (spans of UTF-16 text's bytes, sorted by start) read in the decoded
+/// text `v`: line, column (characters of the text) and context are the text's, the context
+/// masked with `masks`; `start..end` stay the text's bytes from `origin`.
+fn in_text(
+    rules: &[crate::rules::Rule],
+    v: &View,
+    at: &[Match],
+    masks: &[Match],
+    provenance: &Provenance,
+    origin: Origin,
+) -> Vec<Finding> {
+    let spans: Vec<Match> = at.iter().map(|m| in_view(v, m)).collect();
+    let masks: Vec<Match> = masks.iter().map(|m| in_view(v, m)).collect();
+    let from = Origin {
+        offset: 0,
+        ..origin
+    };
+    let mut found = model::findings_masked(rules, &v.bytes, &spans, &masks, provenance, from);
+    // Returned in order of start, as `at` is (the map keeps order).
+    for (f, m) in found.iter_mut().zip(at) {
+        (f.start, f.end) = (origin.offset + m.start, origin.offset + m.end);
+    }
+    found
+}

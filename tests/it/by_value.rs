@@ -1,0 +1,261 @@
+//! Masking by value (issue 25): a secret found in one place is masked wherever else it
+//! appears, in every output leakhound writes, and nothing in the working directory can switch
+//! masking off. Each secret is planted twice: once where a rule names it, once bare (in
+//! another line, another file, a JSON key, a later message), and no piece of five characters
+//! may be left anywhere.
+
+use crate::util::{fake_aws, fake_github, Sandbox};
+
+/// Fails when `out` holds any run of 5 or more characters of `secret`.
+fn assert_no_piece(out: &str, secret: &str, what: &str) {
+    for w in secret.as_bytes().windows(5) {
+        let piece = std::str::from_utf8(w).unwrap();
+        assert!(
+            !out.contains(piece),
+            "{what}: a piece of a secret ({piece}) is in the output:\n{out}"
+        );
+    }
+}
+
+/// A sandbox whose HOME is its own (no user config leaks in), holding a hostile
+/// `leakhound.toml` that would disable every rule and allow everything.
+fn hostile() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(
+        "leakhound.toml",
+        "[rules]\ndisable = [\"*\"]\n\n[allow]\nregexes = [\".*\"]\npaths = [\"**\"]\n",
+    );
+    std::fs::create_dir_all(sb.path("home")).unwrap();
+    sb
+}
+
+fn run(sb: &Sandbox, args: &[&str], stdin: Option<&[u8]>) -> crate::util::Run {
+    let mut c = sb.cmd();
+    c.args(args)
+        .env("HOME", sb.path("home"))
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(if stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    if let Some(input) = stdin {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    crate::util::to_run(child.wait_with_output().unwrap())
+}
+
+/// The note every masker gives when it passes over the working directory's config.
+fn passed_over(stderr: &str, what: &str) {
+    assert!(
+        stderr.contains("./leakhound.toml is not read by a masker"),
+        "{what}: no note that ./leakhound.toml was passed over:\n{stderr}"
+    );
+}
+
+#[test]
+fn filter_masks_a_value_again_wherever_it_repeats_and_ignores_the_workspace_config() {
+    let sb = hostile();
+    let (_, secret) = fake_aws(2501);
+    let token = fake_github(2502);
+    let input = format!(
+        "AWS_SECRET_ACCESS_KEY={secret}\nsaved secret {secret} to disk\n\
+         GITHUB_TOKEN={token}\nretrying with {token}, then ({secret})\n"
+    );
+    let r = run(
+        &sb,
+        &["filter", "--report", "found.jsonl", "--notify"],
+        Some(input.as_bytes()),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    passed_over(&r.stderr, "filter");
+    let report = std::fs::read_to_string(sb.path("found.jsonl")).unwrap();
+    for s in [&secret, &token] {
+        for (what, out) in [
+            ("stdout", &r.stdout),
+            ("stderr", &r.stderr),
+            ("report", &report),
+        ] {
+            assert_no_piece(out, s, &format!("filter {what}"));
+        }
+    }
+    assert_eq!(r.stdout.matches("[REDACTED:").count(), 5, "{}", r.stdout);
+}
+
+#[test]
+fn run_masks_a_value_again_in_the_same_stream() {
+    let sb = hostile();
+    let (_, secret) = fake_aws(2503);
+    let script = format!(
+        "printf 'aws_secret_access_key = {secret}\\n'; printf 'echo: {secret}\\n'; \
+         printf 'no line end: {secret}'"
+    );
+    let r = run(&sb, &["run", "--", "sh", "-c", &script], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    passed_over(&r.stderr, "run");
+    assert_no_piece(&r.stdout, &secret, "run stdout");
+    assert_eq!(r.stdout.matches("[REDACTED:").count(), 3, "{}", r.stdout);
+}
+
+#[test]
+fn a_hook_masks_what_the_tool_input_named_in_the_output_and_in_keys() {
+    let sb = hostile();
+    let (_, secret) = fake_aws(2504);
+    let token = fake_github(2505);
+    // The command names the secret; the output repeats it bare, and as a JSON key.
+    let event = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "PostToolUse",
+        "tool_name": "Bash", "tool_use_id": "t1",
+        "tool_input": {"command": format!("export AWS_SECRET_ACCESS_KEY={secret}; ./deploy")},
+        "tool_response": {
+            "stdout": format!("deployed with {secret}\n"),
+            "stderr": "",
+            "interrupted": false,
+            "isImage": false,
+            "byKey": {(token.clone()): "GITHUB_TOKEN value", (secret.clone()): 1},
+        }
+    });
+    let r = run(
+        &sb,
+        &["hook", "claude", "--audit-log", "audit.jsonl"],
+        Some(event.to_string().as_bytes()),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    passed_over(&r.stderr, "hook");
+    let answer: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let out = &answer["hookSpecificOutput"]["updatedToolOutput"];
+    assert!(out.is_object(), "not masked: {}", r.stdout);
+    let audit = std::fs::read_to_string(sb.path("audit.jsonl")).unwrap_or_default();
+    for s in [&secret, &token] {
+        assert_no_piece(&r.stdout, s, "hook answer");
+        assert_no_piece(&r.stderr, s, "hook stderr");
+        assert_no_piece(&audit, s, "hook audit log");
+    }
+    assert_eq!(out["interrupted"], serde_json::json!(false));
+    assert_eq!(out["byKey"].as_object().unwrap().len(), 2, "{out}");
+}
+
+#[test]
+fn scrub_and_redact_notebook_mask_a_value_across_lines_cells_and_keys() {
+    let sb = hostile();
+    let (_, secret) = fake_aws(2506);
+    let transcript = format!(
+        "{{\"type\":\"user\",\"text\":\"aws_secret_access_key = {secret}\"}}\n\
+         {{\"type\":\"tool\",\"text\":\"ok\",\"{secret}\":true}}\n\
+         {{\"type\":\"tool\",\"text\":\"it printed {secret} again\"}}\n"
+    );
+    let t = sb.write("session.jsonl", &transcript);
+    let r = run(&sb, &["scrub", "--force", t.to_str().unwrap()], None);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    passed_over(&r.stderr, "scrub");
+    let after = std::fs::read_to_string(&t).unwrap();
+    assert_no_piece(&after, &secret, "scrubbed transcript");
+    assert_no_piece(&r.stdout, &secret, "scrub stdout");
+    for line in after.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+
+    let nb = serde_json::json!({"cells": [
+        {"cell_type": "code", "source": [format!("aws_secret_access_key = '{secret}'\n")],
+         "outputs": [], "metadata": {}, "execution_count": 1},
+        {"cell_type": "code", "source": ["print(key)\n"], "metadata": {(secret.clone()): 1},
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": [format!("{secret}\n")]}],
+         "execution_count": 2},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    let p = sb.write("analysis.ipynb", nb.to_string());
+    let r = run(&sb, &["redact-notebook", p.to_str().unwrap()], None);
+    assert!(r.code <= 1, "{}", r.stderr);
+    passed_over(&r.stderr, "redact-notebook");
+    assert_no_piece(&r.stdout, &secret, "redacted notebook");
+    serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap();
+}
+
+#[test]
+fn an_mcp_proxy_masks_a_value_the_client_sent_when_the_server_echoes_it() {
+    crate::util::require_tool("python3");
+    let sb = hostile();
+    let (_, secret) = fake_aws(2507);
+    // A server that answers each request with what it was sent, bare and as a key.
+    let server = sb.write(
+        "echo_server.py",
+        "import json, sys\n\
+         for line in sys.stdin:\n\
+         \x20   m = json.loads(line)\n\
+         \x20   v = m['params']['arguments']['note']\n\
+         \x20   r = {'jsonrpc': '2.0', 'id': m['id'], 'result': {'content': [{'type': 'text', \
+         'text': 'stored: ' + v.split('=')[-1]}], 'meta': {v.split('=')[-1]: True}}}\n\
+         \x20   print(json.dumps(r), flush=True)\n",
+    );
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "store", "arguments": {"note": format!("AWS_SECRET_ACCESS_KEY={secret}")}}});
+    let r = run(
+        &sb,
+        &["mcp-proxy", "--", "python3", server.to_str().unwrap()],
+        Some(format!("{request}\n").as_bytes()),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    passed_over(&r.stderr, "mcp-proxy");
+    assert!(r.stdout.contains("stored: [REDACTED:"), "{}", r.stdout);
+    assert_no_piece(&r.stdout, &secret, "mcp-proxy to the client");
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v["id"], serde_json::json!(1));
+}
+
+#[test]
+fn a_report_masks_a_secret_from_another_file_in_every_context_and_format() {
+    let sb = Sandbox::new();
+    let (_, secret) = fake_aws(2508);
+    let token = fake_github(2509);
+    sb.write("deploy/.env", format!("AWS_SECRET_ACCESS_KEY={secret}\n"));
+    // The token is the finding here; its line also holds the AWS secret, bare, where no
+    // rule takes it for one, and an unnamed generated value.
+    sb.write(
+        "notes/setup.md",
+        format!("GITHUB_TOKEN={token} (old aws: {secret}; ref 9fQ2xLm7Rt4Kw8Zp3Vb6Nc)\n"),
+    );
+    for format in ["human", "json", "jsonl", "sarif"] {
+        let r = sb.run(&["scan", ".", "--format", format]);
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+        for s in [&secret, &token, &"9fQ2xLm7Rt4Kw8Zp3Vb6Nc".to_string()] {
+            assert_no_piece(&r.stdout, s, &format!("scan --format {format}"));
+        }
+    }
+}
+
+#[test]
+fn a_config_that_masks_less_is_named_when_given_explicitly() {
+    let sb = hostile();
+    let (_, secret) = fake_aws(2510);
+    sb.write("weak.toml", "[rules]\ndisable = [\"aws.*\"]\n");
+    let input = format!("AWS_SECRET_ACCESS_KEY={secret}\n");
+    let r = run(
+        &sb,
+        &["filter", "--config", "weak.toml"],
+        Some(input.as_bytes()),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("weak.toml makes masking weaker")
+            && r.stderr.contains("built-in rule(s) disabled (aws."),
+        "{}",
+        r.stderr
+    );
+    // The user's own config is read from its place, and named the same way.
+    std::fs::create_dir_all(sb.path("home/.config/leakhound")).unwrap();
+    std::fs::copy(
+        sb.path("weak.toml"),
+        sb.path("home/.config/leakhound/leakhound.toml"),
+    )
+    .unwrap();
+    let r = run(&sb, &["filter"], Some(input.as_bytes()));
+    assert!(
+        r.stderr
+            .contains(".config/leakhound/leakhound.toml makes masking weaker"),
+        "{}",
+        r.stderr
+    );
+}
