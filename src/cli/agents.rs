@@ -261,9 +261,7 @@ pub fn scrub_agents(named: &[AgentArg], opts: &ScrubOpts) -> Result<i32> {
 }
 
 pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
-    // As `masking_engine`, but a leakhound.toml inside what is scrubbed is not the operator's.
-    let (cfg, _) = super::setup::config(opts.rules.config.as_deref(), paths)?;
-    let engine = super::setup::engine(&cfg, &opts.rules.rule_files)?.without_companions();
+    let engine = super::setup::masking_engine(&opts.rules)?;
     let options = scrub::Options {
         dry_run: opts.dry_run,
         min_age: Duration::from_secs(opts.min_age),

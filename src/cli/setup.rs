@@ -74,17 +74,112 @@ fn checked_engine_for(set: Vec<rules::Rule>, startup: Startup) -> Result<Engine>
     Ok(engine)
 }
 
-/// The engine for a command that masks rather than reports (filter, run, redact-notebook).
+/// The engine for a command that masks rather than reports (filter, run, redact-notebook,
+/// mcp-proxy, scrub), from the masker's config ([`masker_config`]).
 pub fn masking_engine(r: &RulesArgs) -> Result<Engine> {
-    let (cfg, _) = config(r.config.as_deref(), &[])?;
-    Ok(engine(&cfg, &r.rule_files)?.without_companions())
+    masking_engine_for(r, Startup::Throughput)
 }
 
 /// [`masking_engine`] for a process that masks one small input and exits (`hook`): quicker to
 /// build, a little slower to search.
 pub fn quick_masking_engine(r: &RulesArgs) -> Result<Engine> {
-    let (cfg, _) = config(r.config.as_deref(), &[])?;
-    Ok(engine_for(&cfg, &r.rule_files, Startup::Latency)?.without_companions())
+    masking_engine_for(r, Startup::Latency)
+}
+
+fn masking_engine_for(r: &RulesArgs, startup: Startup) -> Result<Engine> {
+    let (cfg, name) = masker_config(r.config.as_deref())?;
+    let set = rule_set(&cfg, &r.rule_files)?;
+    if !name.is_empty() || !r.rule_files.is_empty() {
+        if let Some(less) = masks_less(&set) {
+            let from = match (name.is_empty(), r.rule_files.is_empty()) {
+                (false, true) => name,
+                (true, false) => "--rules".to_string(),
+                _ => format!("{name} and --rules"),
+            };
+            eprintln!("leakhound: warning: {from} makes masking weaker: {less}");
+        }
+    }
+    Ok(checked_engine_for(set, startup)?.without_companions())
+}
+
+/// Where a masker looks for its config when not given `--config`: the user's, then the
+/// system's. Never the working directory: an agent's workspace is a repository someone else
+/// may control, and a `leakhound.toml` there must not switch masking off.
+pub fn masker_config_paths() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let user = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")));
+    if let Some(dir) = user {
+        out.push(dir.join("leakhound").join("leakhound.toml"));
+    }
+    out.push(PathBuf::from("/etc/leakhound/leakhound.toml"));
+    out
+}
+
+/// The masker's config and its name (empty: none): `explicit`, else the first of
+/// [`masker_config_paths`] that exists. A `./leakhound.toml` is passed over, with a note.
+pub fn masker_config(explicit: Option<&Path>) -> Result<(Config, String)> {
+    let found = match explicit {
+        Some(p) => Some(p.to_path_buf()),
+        None => masker_config_paths().into_iter().find(|p| p.is_file()),
+    };
+    if explicit.is_none() && Path::new("leakhound.toml").is_file() {
+        eprintln!(
+            "leakhound: note: ./leakhound.toml is not read by a masker (the working directory \
+             may be a workspace someone else controls); pass --config leakhound.toml, or put \
+             it in {}",
+            masker_config_paths()[0].display()
+        );
+    }
+    let (cfg, name) = match found {
+        Some(p) => (Config::load(&p)?, p.display().to_string()),
+        None => (Config::default(), String::new()),
+    };
+    use_fingerprint_key(&cfg)?;
+    Ok((cfg, name))
+}
+
+/// What in `set` masks less than the built-in rules: built-in rules left out, and built-in
+/// rules changed (an allowlist or a pattern from a merged gitleaks config). `None`: nothing.
+fn masks_less(set: &[rules::Rule]) -> Option<String> {
+    let ours: std::collections::HashMap<&str, &rules::Rule> =
+        set.iter().map(|r| (r.id.as_str(), r)).collect();
+    let (mut gone, mut changed) = (Vec::new(), Vec::new());
+    for b in rules::builtin() {
+        match ours.get(b.id.as_str()) {
+            None => gone.push(b.id.clone()),
+            Some(r) if format!("{r:?}") != format!("{b:?}") => changed.push(b.id.clone()),
+            Some(_) => {}
+        }
+    }
+    let list = |ids: &[String]| {
+        let shown: Vec<&str> = ids.iter().take(8).map(String::as_str).collect();
+        let more = ids.len().saturating_sub(shown.len());
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join(", "))
+    };
+    let mut parts = Vec::new();
+    if !gone.is_empty() {
+        parts.push(format!(
+            "{} built-in rule(s) disabled ({})",
+            gone.len(),
+            list(&gone)
+        ));
+    }
+    if !changed.is_empty() {
+        parts.push(format!(
+            "{} built-in rule(s) changed, e.g. allowlisted ({})",
+            changed.len(),
+            list(&changed)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// Make every fingerprint of this run with the operator's key (see `policy::fingerprint_key`).
