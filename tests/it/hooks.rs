@@ -375,6 +375,30 @@ fn an_unreadable_event_fails_closed_in_valid_json_and_open_with_a_warning() {
     assert_eq!(r.json()["continue"], false, "{}", r.stdout);
 }
 
+/// Regression #14: an event name leakhound does not know was echoed into the answer and on
+/// stderr, and an agent (or an attacker feeding it) can put anything in it.
+#[test]
+fn an_unknown_event_name_holding_a_secret_is_not_echoed() {
+    let sb = Sandbox::new();
+    let (key, secret) = fake_aws(940);
+    let ev = json!({"hook_event_name": format!("{key} {secret}"), "prompt": "hi"}).to_string();
+    for args in [&[][..], &["--fail-open"][..]] {
+        let r = hook(&sb, "claude", &ev, args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json();
+        assert!(
+            r.stderr.contains("not one leakhound answers"),
+            "{}",
+            r.stderr
+        );
+        for piece in [&key, &secret].iter().flat_map(|s| s.as_bytes().windows(5)) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            assert!(!r.stdout.contains(piece), "{piece:?} in {}", r.stdout);
+            assert!(!r.stderr.contains(piece), "{piece:?} in {}", r.stderr);
+        }
+    }
+}
+
 #[test]
 fn output_that_cannot_be_scanned_is_withheld_in_the_agents_shape() {
     let sb = Sandbox::new();
