@@ -161,18 +161,7 @@ fn record(a: &HookArgs, agent: &str, event: &str, outcome: Outcome, findings: &[
 /// Append findings (redacted) to a JSON Lines report: one process per event, so each adds to
 /// what the earlier ones wrote.
 fn append(path: &Path, findings: &[Finding]) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if !m.file_type().is_file() {
-            anyhow::bail!("not a regular file (symlink, FIFO, device or directory)");
-        }
-    }
-    let f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
+    let f = crate::write::open_append(path)?;
     let mut w = std::io::BufWriter::new(f);
     for f in findings {
         serde_json::to_writer(&mut w, &f.to_json(false))?;

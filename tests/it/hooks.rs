@@ -599,3 +599,45 @@ fn claude_fixtures_and_answers_type_check_against_the_agent_sdk() {
         ts
     );
 }
+
+/// Regression #7: `--audit-log` naming a FIFO blocked the hook in `open` until something read
+/// it, and the agent waited with it. The FIFO is refused at once and the event answered.
+#[test]
+fn a_fifo_at_the_audit_log_is_refused_and_the_hook_still_answers() {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let sb = Sandbox::new();
+    let fifo = sb.path("audit.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // An unreadable event: withheld, and that outcome is recorded in the audit log.
+    let mut child = sb
+        .cmd()
+        .args(["hook", "claude", "--audit-log"])
+        .arg(&fifo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"not json").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the hook hung on the FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = crate::util::to_run(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(WITHHELD), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("--audit-log") && r.stderr.contains("not a regular file"),
+        "{}",
+        r.stderr
+    );
+}
