@@ -138,19 +138,90 @@ fn claude_persisted_output_is_masked_in_place_with_its_permissions() {
     let (key, secret) = fake_aws(910);
     let full =
         format!("step 1\naws_access_key_id = {key}\naws_secret_access_key = {secret}\ndone\n");
-    let file = sb.write("tool-results/toolu_01.txt", &full);
+    let file = sb.write("claude/projects/-app/s1/tool-results/toolu_01.txt", &full);
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     let mut ev = Event::with("claude", "post_tool_use_bash_persisted", &key, &secret);
     ev.text = ev.text.replace("@@PERSISTED@@", file.to_str().unwrap());
-    let a = answer(&sb, "claude", &ev, &[]);
+    let r = persisted_hook(&sb, &ev);
     // The inline preview holds no secret: nothing to replace there.
-    assert_eq!(a, json!({}));
+    assert_eq!(r.json(), json!({}));
     let after = std::fs::read_to_string(&file).unwrap();
     assert_eq!(after, ev.masked(&full));
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
     let leftovers: Vec<_> = std::fs::read_dir(file.parent().unwrap()).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "a temporary file was left behind");
+}
+
+/// `hook claude` on `ev` with Claude's config folder at `claude/` in the sandbox.
+fn persisted_hook(sb: &Sandbox, ev: &Event) -> Run {
+    let mut c = sb.cmd();
+    c.args(["hook", "claude"])
+        .env("CLAUDE_CONFIG_DIR", sb.path("claude"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(ev.text.as_bytes())
+        .unwrap();
+    let r = crate::util::to_run(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!ev.leaks(&r.stdout), "a secret in the answer: {}", r.stdout);
+    assert!(!ev.leaks(&r.stderr), "a secret on stderr: {}", r.stderr);
+    r
+}
+
+/// Regression #12: the hook rewrote whatever file `persistedOutputPath` named. Only a file
+/// in a `tool-results` folder under Claude's config folder is; others are left as they are,
+/// with a note that does not repeat the path.
+#[test]
+fn a_persisted_output_path_outside_claudes_tool_results_is_left_alone() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.path("claude/projects")).unwrap();
+    let (key, secret) = fake_aws(911);
+    let full = format!("aws_access_key_id = {key}\naws_secret_access_key = {secret}\n");
+    let outside = sb.write("project/tool-results/notes.txt", &full);
+    let not_results = sb.write("claude/settings.local.txt", &full);
+    let results = sb.path("claude/projects/-app/s1/tool-results");
+    std::fs::create_dir_all(&results).unwrap();
+    let link = results.join("link.txt");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    for (path, why) in [
+        (
+            outside.to_str().unwrap().to_string(),
+            "the path is outside Claude's config folder",
+        ),
+        (
+            not_results.to_str().unwrap().to_string(),
+            "the path is not in a tool-results folder",
+        ),
+        (
+            link.to_str().unwrap().to_string(),
+            "the path is not a regular file",
+        ),
+        (
+            "project/tool-results/notes.txt".to_string(),
+            "the path is not absolute",
+        ),
+    ] {
+        let mut ev = Event::with("claude", "post_tool_use_bash_persisted", &key, &secret);
+        ev.text = ev.text.replace("@@PERSISTED@@", &path);
+        let r = persisted_hook(&sb, &ev);
+        assert_eq!(r.json(), json!({}), "{path}");
+        assert!(r.stderr.contains(why), "{path}: {}", r.stderr);
+        assert!(!r.stderr.contains("notes.txt"), "{}", r.stderr);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), full, "{path}");
+        assert_eq!(
+            std::fs::read_to_string(&not_results).unwrap(),
+            full,
+            "{path}"
+        );
+    }
 }
 
 #[test]
