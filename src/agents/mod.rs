@@ -273,7 +273,8 @@ impl Env {
         })
     }
 
-    fn claude_home(&self) -> PathBuf {
+    /// Claude Code's config folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    pub fn claude_home(&self) -> PathBuf {
         self.claude_dir
             .clone()
             .unwrap_or_else(|| self.home.join(".claude"))

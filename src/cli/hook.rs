@@ -12,7 +12,7 @@ use crate::model::Finding;
 use crate::respond::Audit;
 use anyhow::{Context as _, Result};
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub fn hook(a: &HookArgs) -> Result<i32> {
     let agent: Agent = a.agent.into();
@@ -56,7 +56,21 @@ pub fn hook(a: &HookArgs) -> Result<i32> {
         }
     };
     if let Some(path) = answer.persisted.take() {
-        mask_persisted(&engine, Path::new(&path), &event, &mut answer);
+        let home = crate::agents::Env::from_process().map(|env| env.claude_home());
+        let target = home
+            .map_err(|_| "Claude's config folder could not be placed (HOME not set?)")
+            .and_then(|home| persisted_target(&path, &home));
+        match target {
+            Ok(real) => mask_persisted(&engine, &real, &event, &mut answer),
+            // The path is the event's text: not repeated.
+            Err(why) => eprintln!(
+                "leakhound: note: {} {}: the persisted output was not masked: {why} (only a \
+                 file in a tool-results folder under CLAUDE_CONFIG_DIR or ~/.claude is \
+                 rewritten)",
+                agent.name(),
+                event.name()
+            ),
+        }
     }
     if let Some(note) = &answer.note {
         eprintln!("leakhound: note: {note}");
@@ -92,6 +106,41 @@ fn print(v: &serde_json::Value) -> Result<i32> {
     writeln!(out)?;
     out.flush()?;
     Ok(EXIT_CLEAN)
+}
+
+/// The file a Claude event names as its persisted output, if it is one leakhound may
+/// rewrite: Claude Code keeps a long output in a `tool-results` folder under its config
+/// folder (`~/.claude/projects/PROJECT/SESSION/tool-results/`, or under
+/// `CLAUDE_CONFIG_DIR`). Any other path would let whoever wrote the event have leakhound
+/// rewrite any file the user can (#12). So: an absolute path, to a regular file (not a
+/// symlink), whose canonical form (every symlink on the way resolved) is in a
+/// `tool-results` folder under the canonical config folder. The canonical path is returned,
+/// so what is rewritten is what was checked. Errors never quote the path.
+fn persisted_target(path: &str, claude_home: &Path) -> Result<PathBuf, &'static str> {
+    let path = Path::new(path);
+    if !path.is_absolute() {
+        return Err("the path is not absolute");
+    }
+    let meta = std::fs::symlink_metadata(path).map_err(|_| "the path cannot be read")?;
+    if !meta.file_type().is_file() {
+        return Err("the path is not a regular file (a symlink?)");
+    }
+    let real = path
+        .canonicalize()
+        .map_err(|_| "the path cannot be resolved")?;
+    let home = claude_home
+        .canonicalize()
+        .map_err(|_| "Claude's config folder does not exist")?;
+    let inside = real
+        .strip_prefix(&home)
+        .map_err(|_| "the path is outside Claude's config folder")?;
+    let in_results = inside
+        .parent()
+        .is_some_and(|dir| dir.components().any(|c| c.as_os_str() == "tool-results"));
+    if !in_results {
+        return Err("the path is not in a tool-results folder");
+    }
+    Ok(real)
 }
 
 /// Mask the file an agent keeps a long tool output in (Claude's `persistedOutputPath`), in
@@ -162,18 +211,7 @@ fn record(a: &HookArgs, agent: &str, event: &str, outcome: Outcome, findings: &[
 /// Append findings (redacted) to a JSON Lines report: one process per event, so each adds to
 /// what the earlier ones wrote.
 fn append(path: &Path, findings: &[Finding]) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if !m.file_type().is_file() {
-            anyhow::bail!("not a regular file (symlink, FIFO, device or directory)");
-        }
-    }
-    let f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
+    let f = crate::write::open_append(path)?;
     let mut w = std::io::BufWriter::new(f);
     for f in findings {
         serde_json::to_writer(&mut w, &f.to_json(false))?;
@@ -181,4 +219,75 @@ fn append(path: &Path, findings: &[Finding]) -> Result<()> {
     }
     w.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::persisted_target;
+    use std::path::Path;
+
+    #[test]
+    fn only_a_file_in_claudes_tool_results_is_rewritten() {
+        // Regression #12: any path the event named was rewritten, relative ones against the
+        // current directory.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let write = |rel: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "x").unwrap();
+            p
+        };
+        let home = root.join("claude");
+        let good = write("claude/projects/-app/s1/tool-results/toolu_01.txt");
+        let outside = write("elsewhere/tool-results/toolu_02.txt");
+        let settings = write("claude/settings.json");
+        let at = |p: &Path| persisted_target(p.to_str().unwrap(), &home);
+        assert_eq!(at(&good), Ok(good.clone()));
+        // Through a symlinked config folder (a dotfiles checkout) it is the same file.
+        std::os::unix::fs::symlink(&home, root.join("dot-claude")).unwrap();
+        assert_eq!(
+            persisted_target(good.to_str().unwrap(), &root.join("dot-claude")),
+            Ok(good.clone())
+        );
+
+        let rel = "claude/projects/-app/s1/tool-results/toolu_01.txt";
+        assert_eq!(
+            persisted_target(rel, &home),
+            Err("the path is not absolute")
+        );
+        assert_eq!(
+            at(&outside),
+            Err("the path is outside Claude's config folder")
+        );
+        assert_eq!(
+            at(&settings),
+            Err("the path is not in a tool-results folder")
+        );
+        let dotdot = home.join(
+            "projects/-app/s1/tool-results/../../../../../elsewhere/tool-results/toolu_02.txt",
+        );
+        assert_eq!(
+            at(&dotdot),
+            Err("the path is outside Claude's config folder")
+        );
+        // A symlink, as the file or as a folder on the way, is never followed out.
+        let results = good.parent().unwrap();
+        let link = results.join("link.txt");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        assert_eq!(
+            at(&link),
+            Err("the path is not a regular file (a symlink?)")
+        );
+        let dir_link = home.join("projects/-app/s2");
+        std::os::unix::fs::symlink(root.join("elsewhere"), &dir_link).unwrap();
+        assert_eq!(
+            at(&dir_link.join("tool-results/toolu_02.txt")),
+            Err("the path is outside Claude's config folder")
+        );
+        assert_eq!(
+            at(&home.join("projects/-app/s1/tool-results/missing.txt")),
+            Err("the path cannot be read")
+        );
+    }
 }

@@ -38,20 +38,9 @@ impl crate::filter::Sink for McpSink {
     }
 }
 
-/// Open the audit log for appending: created 0600, never through a symlink.
+/// Open the audit log for appending (see [`crate::write::open_append`]).
 fn open_audit(path: &Path) -> Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .with_context(|| format!("--audit-log {}", path.display()))?;
-    if !f.metadata()?.is_file() {
-        anyhow::bail!("--audit-log {}: not a regular file", path.display());
-    }
-    Ok(f)
+    crate::write::open_append(path).with_context(|| format!("--audit-log {}", path.display()))
 }
 
 fn warn(msg: &str) {

@@ -42,7 +42,7 @@ pub(super) fn classify(
         _ => {
             return Err(HookError::Unknown {
                 agent: agent.name(),
-                name: name.chars().take(64).collect(),
+                len: name.chars().count(),
             })
         }
     };

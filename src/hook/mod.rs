@@ -67,8 +67,10 @@ pub enum HookError {
     NotJson(String),
     #[error("the event is not a JSON object")]
     NotObject,
-    #[error("{agent} event {name:?} is not one leakhound answers")]
-    Unknown { agent: &'static str, name: String },
+    /// Only the name's length: an unknown name is the event's own text, and it may be a
+    /// secret (#14).
+    #[error("{agent} event with a name of {len} characters is not one leakhound answers")]
+    Unknown { agent: &'static str, len: usize },
     #[error("the event has no {0} (or it has the wrong type)")]
     Field(&'static str),
     #[error("{0} could not be masked")]
@@ -393,6 +395,22 @@ mod tests {
             parse(Agent::Gemini, br#"{"hook_event_name":"SessionStart"}"#),
             Err(HookError::Unknown { .. })
         ));
+    }
+
+    #[test]
+    fn an_unknown_event_name_is_not_echoed() {
+        // Regression #14: the name was quoted in the error, the answer and stderr.
+        let name = format!("{KEY}:{SECRET}");
+        let event = json!({"hook_event_name": name, "tool_response": "x"});
+        for agent in [Agent::Claude, Agent::Copilot, Agent::Cursor] {
+            let err = parse(agent, event.to_string().as_bytes()).unwrap_err();
+            assert!(matches!(err, HookError::Unknown { len: 61, .. }), "{err}");
+            let shown = format!("{err} {err:?} {}", unreadable(agent, &err));
+            for piece in [KEY, SECRET].iter().flat_map(|s| s.as_bytes().windows(5)) {
+                let piece = std::str::from_utf8(piece).unwrap();
+                assert!(!shown.contains(piece), "{piece:?} in {shown}");
+            }
+        }
     }
 
     #[test]

@@ -405,16 +405,7 @@ impl Audit {
         let Some(path) = path else {
             return Ok(Audit::default());
         };
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)?;
-        if !file.metadata()?.is_file() {
-            return Err(std::io::Error::other("not a regular file"));
-        }
+        let file = crate::write::open_append(path)?;
         Ok(Audit { file: Some(file) })
     }
 

@@ -151,6 +151,47 @@ fn every_compression_format_is_opened() {
     );
 }
 
+/// Regression #5: a file over 64 MiB is read as a stream, and an archive among those was
+/// sniffed from where the first read stopped: "not an archive", nothing found, exit 0.
+#[test]
+fn an_archive_over_64_mib_is_opened_when_the_size_limit_allows_it() {
+    let sb = Sandbox::new();
+    let (_, text) = creds(6);
+    // Incompressible filler, stored, so the zip file itself is over 64 MiB; the secret is in
+    // the entry after it.
+    let mut filler = vec![0u8; 65 << 20];
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for word in filler.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        word.copy_from_slice(&x.to_le_bytes()[..word.len()]);
+    }
+    let mut z = zip::ZipWriter::new(std::fs::File::create(sb.path("big.zip")).unwrap());
+    let stored = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .large_file(true);
+    z.start_file("filler.bin", stored).unwrap();
+    z.write_all(&filler).unwrap();
+    z.start_file("conf/app.env", stored).unwrap();
+    z.write_all(text.as_bytes()).unwrap();
+    z.finish().unwrap();
+    drop(filler);
+    assert!(std::fs::metadata(sb.path("big.zip")).unwrap().len() > 64 << 20);
+
+    let (code, doc) = scan_json(&sb, &["--max-file-size", "200M"]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert!(
+        paths(&doc).contains(&"big.zip!conf/app.env:3".to_string()),
+        "{doc:#}"
+    );
+    let warned = warnings(&doc);
+    assert!(
+        !warned.iter().any(|w| w.contains("not an archive")),
+        "{warned:?}"
+    );
+}
+
 #[test]
 fn depth_limit_bombs_and_corrupt_archives_are_warnings() {
     let sb = Sandbox::new();

@@ -138,19 +138,90 @@ fn claude_persisted_output_is_masked_in_place_with_its_permissions() {
     let (key, secret) = fake_aws(910);
     let full =
         format!("step 1\naws_access_key_id = {key}\naws_secret_access_key = {secret}\ndone\n");
-    let file = sb.write("tool-results/toolu_01.txt", &full);
+    let file = sb.write("claude/projects/-app/s1/tool-results/toolu_01.txt", &full);
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     let mut ev = Event::with("claude", "post_tool_use_bash_persisted", &key, &secret);
     ev.text = ev.text.replace("@@PERSISTED@@", file.to_str().unwrap());
-    let a = answer(&sb, "claude", &ev, &[]);
+    let r = persisted_hook(&sb, &ev);
     // The inline preview holds no secret: nothing to replace there.
-    assert_eq!(a, json!({}));
+    assert_eq!(r.json(), json!({}));
     let after = std::fs::read_to_string(&file).unwrap();
     assert_eq!(after, ev.masked(&full));
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
     let leftovers: Vec<_> = std::fs::read_dir(file.parent().unwrap()).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "a temporary file was left behind");
+}
+
+/// `hook claude` on `ev` with Claude's config folder at `claude/` in the sandbox.
+fn persisted_hook(sb: &Sandbox, ev: &Event) -> Run {
+    let mut c = sb.cmd();
+    c.args(["hook", "claude"])
+        .env("CLAUDE_CONFIG_DIR", sb.path("claude"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(ev.text.as_bytes())
+        .unwrap();
+    let r = crate::util::to_run(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!ev.leaks(&r.stdout), "a secret in the answer: {}", r.stdout);
+    assert!(!ev.leaks(&r.stderr), "a secret on stderr: {}", r.stderr);
+    r
+}
+
+/// Regression #12: the hook rewrote whatever file `persistedOutputPath` named. Only a file
+/// in a `tool-results` folder under Claude's config folder is; others are left as they are,
+/// with a note that does not repeat the path.
+#[test]
+fn a_persisted_output_path_outside_claudes_tool_results_is_left_alone() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.path("claude/projects")).unwrap();
+    let (key, secret) = fake_aws(911);
+    let full = format!("aws_access_key_id = {key}\naws_secret_access_key = {secret}\n");
+    let outside = sb.write("project/tool-results/notes.txt", &full);
+    let not_results = sb.write("claude/settings.local.txt", &full);
+    let results = sb.path("claude/projects/-app/s1/tool-results");
+    std::fs::create_dir_all(&results).unwrap();
+    let link = results.join("link.txt");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    for (path, why) in [
+        (
+            outside.to_str().unwrap().to_string(),
+            "the path is outside Claude's config folder",
+        ),
+        (
+            not_results.to_str().unwrap().to_string(),
+            "the path is not in a tool-results folder",
+        ),
+        (
+            link.to_str().unwrap().to_string(),
+            "the path is not a regular file",
+        ),
+        (
+            "project/tool-results/notes.txt".to_string(),
+            "the path is not absolute",
+        ),
+    ] {
+        let mut ev = Event::with("claude", "post_tool_use_bash_persisted", &key, &secret);
+        ev.text = ev.text.replace("@@PERSISTED@@", &path);
+        let r = persisted_hook(&sb, &ev);
+        assert_eq!(r.json(), json!({}), "{path}");
+        assert!(r.stderr.contains(why), "{path}: {}", r.stderr);
+        assert!(!r.stderr.contains("notes.txt"), "{}", r.stderr);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), full, "{path}");
+        assert_eq!(
+            std::fs::read_to_string(&not_results).unwrap(),
+            full,
+            "{path}"
+        );
+    }
 }
 
 #[test]
@@ -375,6 +446,30 @@ fn an_unreadable_event_fails_closed_in_valid_json_and_open_with_a_warning() {
     assert_eq!(r.json()["continue"], false, "{}", r.stdout);
 }
 
+/// Regression #14: an event name leakhound does not know was echoed into the answer and on
+/// stderr, and an agent (or an attacker feeding it) can put anything in it.
+#[test]
+fn an_unknown_event_name_holding_a_secret_is_not_echoed() {
+    let sb = Sandbox::new();
+    let (key, secret) = fake_aws(940);
+    let ev = json!({"hook_event_name": format!("{key} {secret}"), "prompt": "hi"}).to_string();
+    for args in [&[][..], &["--fail-open"][..]] {
+        let r = hook(&sb, "claude", &ev, args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json();
+        assert!(
+            r.stderr.contains("not one leakhound answers"),
+            "{}",
+            r.stderr
+        );
+        for piece in [&key, &secret].iter().flat_map(|s| s.as_bytes().windows(5)) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            assert!(!r.stdout.contains(piece), "{piece:?} in {}", r.stdout);
+            assert!(!r.stderr.contains(piece), "{piece:?} in {}", r.stderr);
+        }
+    }
+}
+
 #[test]
 fn output_that_cannot_be_scanned_is_withheld_in_the_agents_shape() {
     let sb = Sandbox::new();
@@ -573,5 +668,47 @@ fn claude_fixtures_and_answers_type_check_against_the_agent_sdk() {
         "tsc refused a fixture or an answer:\n{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         ts
+    );
+}
+
+/// Regression #7: `--audit-log` naming a FIFO blocked the hook in `open` until something read
+/// it, and the agent waited with it. The FIFO is refused at once and the event answered.
+#[test]
+fn a_fifo_at_the_audit_log_is_refused_and_the_hook_still_answers() {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let sb = Sandbox::new();
+    let fifo = sb.path("audit.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // An unreadable event: withheld, and that outcome is recorded in the audit log.
+    let mut child = sb
+        .cmd()
+        .args(["hook", "claude", "--audit-log"])
+        .arg(&fifo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"not json").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the hook hung on the FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = crate::util::to_run(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(WITHHELD), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("--audit-log") && r.stderr.contains("not a regular file"),
+        "{}",
+        r.stderr
     );
 }

@@ -19,6 +19,49 @@ fn every_builtin_rule_passes_its_examples_and_negatives() {
     );
 }
 
+/// Regression #11: a URL's userinfo runs to the last `@` before the host, so `@` and `'` in
+/// a password are part of it; the secret stopped at the first of them and the rest of the
+/// password was left unmasked.
+#[test]
+fn a_url_password_runs_to_the_last_at_before_the_host() {
+    let engine = Engine::new(leakhound::rules::builtin()).unwrap();
+    for (line, rule, password) in [
+        (
+            "https://user:p@ss'w@rd@host/",
+            "url.basic-auth",
+            "p@ss'w@rd",
+        ),
+        (
+            "git clone https://deploy:Tq8@vRz'2Lm@9xW@git.example.org/repo.git",
+            "url.basic-auth",
+            "Tq8@vRz'2Lm@9xW",
+        ),
+        (
+            "DATABASE_URL=postgres://app:Hk7'pQ@9vLw2@db.internal:5432/app",
+            "database.postgres-url",
+            "Hk7'pQ@9vLw2",
+        ),
+        (
+            "REDIS_URL='rediss://app:Hk7@pQ9vLw2@cache.internal:6380'",
+            "database.redis-url",
+            "Hk7@pQ9vLw2",
+        ),
+    ] {
+        let found: Vec<(&str, &str)> = engine
+            .scan(line.as_bytes())
+            .iter()
+            .map(|m| (engine.rules()[m.rule].id.as_str(), &line[m.span()]))
+            .collect();
+        assert!(found.contains(&(rule, password)), "{line}: {found:?}");
+        assert!(
+            found
+                .iter()
+                .all(|(_, s)| !password.contains(s) || *s == password),
+            "{line}: a piece of the password: {found:?}"
+        );
+    }
+}
+
 #[test]
 fn rule_set_covers_the_promised_providers() {
     let rules = leakhound::rules::builtin();

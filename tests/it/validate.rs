@@ -762,6 +762,10 @@ fn caller_identity(result: &str) -> String {
 fn a_200_without_account_and_arn_is_unknown_uncached_and_fires_no_live_hook() {
     let sb = Sandbox::new();
     let (id, secret) = fake_aws(92);
+    // A key id in the format that carries its account (fifth character `Q`..`Z`, `2`..`7`).
+    let id = format!("AKIAR{}", &id[5..]);
+    let own = leakhound::validate::aws::owner_account(&id).unwrap();
+    assert_ne!(own, "123456789012");
     sb.write("data/creds", creds_file(&id, &secret, None));
     let cfg = hook_config(
         &sb,
@@ -798,8 +802,11 @@ fn a_200_without_account_and_arn_is_unknown_uncached_and_fires_no_live_hook() {
     assert_eq!(status_of(&r.json(), "data/creds")["status"], "unknown");
     assert!(sts.count() > asked, "an unproven answer was cached");
 
-    // An ARN of another account, or a malformed one, proves nothing either.
+    // An ARN of another account, or a malformed one, proves nothing either; nor does a
+    // well-formed answer about an account that is not the key id's own (#10).
     for result in [
+        "<Arn>arn:aws:iam::123456789012:user/leaky</Arn><UserId>AIDAEXAMPLEUSERID0001</UserId>\
+         <Account>123456789012</Account>",
         "<Account>123456789012</Account><UserId>AIDAX</UserId>",
         "<Account>123456789012</Account><Arn>arn:aws:iam::210987654321:user/x</Arn>",
         "<Account>123456789012</Account><Arn>leaky</Arn>",
@@ -813,18 +820,31 @@ fn a_200_without_account_and_arn_is_unknown_uncached_and_fires_no_live_hook() {
     }
     assert!(!sb.path("ops/fired.json").exists(), "a live hook fired");
 
-    // The same stub with proof says live (so the stub is not why the others are unknown).
-    let proven = caller_identity(
+    let body = caller_identity(
         "<GetCallerIdentityResult><Arn>arn:aws:iam::123456789012:user/leaky</Arn>\
          <UserId>AIDAEXAMPLEUSERID0001</UserId><Account>123456789012</Account>\
          </GetCallerIdentityResult>",
     );
+    let v = status_of(
+        &run(&Stub::start("200 OK", body).endpoint).json(),
+        "data/creds",
+    );
+    let why = format!("named account 123456789012, not the key id's own account {own}");
+    assert!(v["reason"].as_str().unwrap().contains(&why), "{v:#}");
+    assert!(!v.to_string().contains(&secret[..8]), "{v:#}");
+
+    // The same stub with proof says live (so the stub is not why the others are unknown).
+    let proven = caller_identity(&format!(
+        "<GetCallerIdentityResult><Arn>arn:aws:iam::{own}:user/leaky</Arn>\
+         <UserId>AIDAEXAMPLEUSERID0001</UserId><Account>{own}</Account>\
+         </GetCallerIdentityResult>",
+    ));
     let sts = Stub::start("200 OK", proven);
     let r = run(&sts.endpoint);
     let v = status_of(&r.json(), "data/creds");
     assert_eq!(v["status"], "live", "{v:#}");
-    assert_eq!(v["account"], "123456789012");
-    assert_eq!(v["arn"], "arn:aws:iam::123456789012:user/leaky");
+    assert_eq!(v["account"], own);
+    assert_eq!(v["arn"], format!("arn:aws:iam::{own}:user/leaky"));
     assert!(
         sb.path("ops/fired.json").exists(),
         "the live hook did not fire"

@@ -106,7 +106,7 @@ pub fn expand(name: &str, data: &[u8], limits: &Limits, visit: &mut dyn FnMut(Ev
 }
 
 /// [`expand`] for an archive too large to hold in memory, read from a seekable file (zip
-/// needs to seek; the others are streamed). `head` is its first bytes, for sniffing.
+/// needs to seek; the others are streamed), from its start wherever its position is.
 pub fn expand_file(
     name: &str,
     file: &mut (impl Read + io::Seek),
@@ -115,6 +115,9 @@ pub fn expand_file(
 ) {
     let mut budget = Budget::new(limits);
     let r = (|| -> io::Result<()> {
+        // The caller has usually read the file's first 64 MiB already to decide it is too
+        // large to hold: sniffed from there, the magic bytes were never seen (#5).
+        file.seek(io::SeekFrom::Start(0))?;
         let mut head = vec![0; 512];
         let mut got = 0;
         while got < head.len() {
@@ -471,5 +474,31 @@ mod tests {
         let mut t = vec![0u8; 512];
         t[257..262].copy_from_slice(b"ustar");
         assert_eq!(sniff(&t), Some(Kind::Tar));
+    }
+
+    #[test]
+    fn a_file_is_expanded_from_its_start_wherever_it_was_read_to() {
+        // Regression #5: the scanner reads a large file's head before handing it over, and
+        // the archive was then sniffed from where that read stopped.
+        use std::io::{Seek, Write};
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"TOKEN=x\n").unwrap();
+        let mut file = Cursor::new(gz.finish().unwrap());
+        file.seek(io::SeekFrom::End(0)).unwrap();
+        let mut got = Vec::new();
+        expand_file(
+            "a.env.gz",
+            &mut file,
+            &Limits::default(),
+            &mut |e| match e {
+                Event::File { path, data } => got.push((path, data)),
+                Event::Warning { message, .. } => panic!("{message}"),
+                _ => {}
+            },
+        );
+        assert_eq!(
+            got,
+            vec![("a.env.gz!a.env".to_string(), b"TOKEN=x\n".to_vec())]
+        );
     }
 }

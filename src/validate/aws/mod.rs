@@ -92,6 +92,20 @@ pub fn account(key_id: &str) -> Option<String> {
     Some(format!("{account:012}"))
 }
 
+/// The account an STS answer for `key_id` must name, where the key id is known to carry it:
+/// an `AKIA` or `ASIA` id in the format AWS has issued since 2019, whose first encoded bit
+/// (the top bit of the fifth character: `Q`..`Z`, `2`..`7`) is set. Older ids (`AKIAI...`,
+/// `AKIAJ...`) decode to a number that is not their account, so they prove nothing either
+/// way and give `None`.
+pub fn owner_account(key_id: &str) -> Option<String> {
+    let marked = matches!(key_id.as_bytes().get(4), Some(b'Q'..=b'Z' | b'2'..=b'7'));
+    let prefix = key_id.starts_with("AKIA") || key_id.starts_with("ASIA");
+    if !(prefix && marked) {
+        return None;
+    }
+    account(key_id)
+}
+
 /// An AWS credential from its parts, for a caller that found them some other way than a scan
 /// (a runtime's environment, a metadata service): what [`reach`] and
 /// [`crate::validate::check_now`] take.
@@ -331,6 +345,13 @@ mod tests {
             Some("052310077262")
         );
         assert_eq!(account("AKIA1234"), None);
+        // moto's generator (which follows AWS's format) for 123456789012.
+        for id in ["AKIARZPUZDIKM2HFF5VT", "ASIARZPUZDIKG2RKNWNV"] {
+            assert_eq!(super::owner_account(id).as_deref(), Some("123456789012"));
+        }
+        // An id of the format before 2019 carries no account.
+        assert_eq!(super::owner_account("AKIAIOSFODNN7EXAMPLE"), None);
+        assert_eq!(super::owner_account("AKIAAYLPMN5HAAAAAAAA"), None);
         assert_eq!(account("AKIAaaaaaaaaaaaaaaaa"), None);
     }
 }

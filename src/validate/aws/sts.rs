@@ -98,9 +98,11 @@ async fn check(
         conf = conf.endpoint_url(e);
     }
     let client = aws_sdk_sts::Client::from_conf(conf.build());
+    let owner = super::owner_account(&set.key_id);
     let mut attempt = 0;
     loop {
-        let reason = match classify(client.get_caller_identity().send().await) {
+        let answer = client.get_caller_identity().send().await;
+        let reason = match classify(answer, owner.as_deref()) {
             Attempt::Done(v) => return v,
             Attempt::Retry(reason) => reason,
         };
@@ -121,6 +123,8 @@ pub(super) fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(base + u64::from(nanos % 200))
 }
 
+/// What one GetCallerIdentity result means; `owner` is the account the key id says it
+/// belongs to, where it says one.
 fn classify(
     r: Result<
         aws_sdk_sts::operation::get_caller_identity::GetCallerIdentityOutput,
@@ -129,13 +133,14 @@ fn classify(
             aws_sdk_sts::config::http::HttpResponse,
         >,
     >,
+    owner: Option<&str>,
 ) -> Attempt {
     let e = match r {
         Ok(out) => {
             // A 200 alone proves nothing (a proxy, a stub, an empty result): `live` needs the
             // account and the ARN that name the credential's owner. Anything less is
             // `unknown`, which is never cached and fires no `live` hook.
-            return Attempt::Done(match proof(out.account(), out.arn()) {
+            return Attempt::Done(match proof(out.account(), out.arn(), owner) {
                 Ok((account, arn)) => Validation {
                     status: Status::Live,
                     account: Some(account),
@@ -200,14 +205,20 @@ fn classify(
 
 /// The account and ARN of a GetCallerIdentity answer, if they are well formed and agree: a
 /// 12-digit account, and an ARN `arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE` in that
-/// account with a resource.
-fn proof(account: Option<&str>, arn: Option<&str>) -> Result<(String, String), &'static str> {
+/// account with a resource; and the account is `owner`, the one the key id carries, when it
+/// carries one. An answer about another account is not about this key (a proxy or a stub
+/// that answers for its own credentials), so it proves nothing (#10).
+fn proof(
+    account: Option<&str>,
+    arn: Option<&str>,
+    owner: Option<&str>,
+) -> Result<(String, String), String> {
     let account = account
         .map(str::trim)
         .filter(|a| !a.is_empty())
         .ok_or("named no account")?;
     if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) {
-        return Err("named an account that is not 12 digits");
+        return Err("named an account that is not 12 digits".into());
     }
     let arn = arn
         .map(str::trim)
@@ -220,10 +231,16 @@ fn proof(account: Option<&str>, arn: Option<&str>) -> Result<(String, String), &
         && !parts[2].is_empty()
         && !parts[5].is_empty();
     if !well_formed {
-        return Err("named a malformed ARN");
+        return Err("named a malformed ARN".into());
     }
     if parts[4] != account {
-        return Err("named an ARN of another account");
+        return Err("named an ARN of another account".into());
+    }
+    if let Some(owner) = owner.filter(|o| *o != account) {
+        // Account numbers are not secret (the report shows the decoded one anyway).
+        return Err(format!(
+            "named account {account}, not the key id's own account {owner}"
+        ));
     }
     Ok((account.to_string(), arn.to_string()))
 }
@@ -244,6 +261,7 @@ mod tests {
         let ok = proof(
             Some("123456789012"),
             Some("arn:aws:iam::123456789012:user/leaky"),
+            None,
         );
         assert_eq!(
             ok,
@@ -253,7 +271,7 @@ mod tests {
             ))
         );
         let role = "arn:aws:sts::123456789012:assumed-role/worker/s";
-        assert!(proof(Some("123456789012"), Some(role)).is_ok());
+        assert!(proof(Some("123456789012"), Some(role), None).is_ok());
         for (account, arn) in [
             (None, None),
             (Some(""), Some("")),
@@ -267,8 +285,34 @@ mod tests {
                 Some("arn:aws:iam::210987654321:user/x"),
             ),
         ] {
-            assert!(proof(account, arn).is_err(), "{account:?} {arn:?}");
+            assert!(proof(account, arn, None).is_err(), "{account:?} {arn:?}");
         }
+    }
+
+    #[test]
+    fn live_needs_the_key_ids_own_account() {
+        // Regression #10: a well-formed answer about another account was taken as live.
+        use super::proof;
+        // moto's key id for 123456789012 (AWS's format since 2019).
+        let owner = crate::validate::aws::owner_account("AKIARZPUZDIKM2HFF5VT");
+        assert_eq!(owner.as_deref(), Some("123456789012"));
+        let mine = (
+            Some("123456789012"),
+            Some("arn:aws:iam::123456789012:user/leaky"),
+        );
+        assert!(proof(mine.0, mine.1, owner.as_deref()).is_ok());
+        let other = (
+            Some("210987654321"),
+            Some("arn:aws:iam::210987654321:user/x"),
+        );
+        let why = proof(other.0, other.1, owner.as_deref()).unwrap_err();
+        assert_eq!(
+            why,
+            "named account 210987654321, not the key id's own account 123456789012"
+        );
+        // A key id that carries no account (the format before 2019) is not held to one.
+        let old = crate::validate::aws::owner_account("AKIAIOSFODNN7EXAMPLE");
+        assert!(proof(other.0, other.1, old.as_deref()).is_ok());
     }
 
     #[test]
