@@ -30,9 +30,11 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
         return false;
     }
     // Identifiers (AWS key ids) are not checked for placeholder words, which a random id can
-    // hold, only for filler: `AKIAXXXXXXXXXXXXXXXX`.
+    // hold, only for filler (`AKIAXXXXXXXXXXXXXXXX`) and for AWS's documentation marker, which
+    // its docs put inside an id too, not only at its end (`AKIAEXAMPLE…`): seven given
+    // capitals are no accident in a random id.
     let filler = if rule.public {
-        is_filler_id(secret)
+        is_filler_id(secret) || memchr::memmem::find(secret, b"EXAMPLE").is_some()
     } else {
         is_placeholder(secret)
     };
