@@ -459,7 +459,9 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     {
         return true;
     }
-    if is_uuid(secret) {
+    // Under an id's, a name's or an ARN's name the value names a secret, it is not one:
+    // `SecretId="prod/payments/stripe-key"`, `secret_name: prod/app/api-key-v2`.
+    if is_uuid(secret) || names_a_reference(key) {
         return true;
     }
     // A quoted name, a comma, a value (`setProperty("API_TOKEN", "…")`): a pair only when
@@ -482,9 +484,13 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
             .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
             && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
     };
-    // A name, not a random value with a dot in it: the last part is letters or words.
+    // A name, not a random value with a dot in it: the last part is letters or words, digits
+    // aside (`x25519.X25519PrivateKey`).
     let name = |s: &[u8]| {
-        s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_') || super::words::made_of_words(s)
+        let letters: Vec<u8> = s.iter().copied().filter(|b| !b.is_ascii_digit()).collect();
+        s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_')
+            || super::words::made_of_words(s)
+            || super::words::made_of_words(&letters)
     };
     if secret.contains(&b'.')
         && secret.split(|&b| b == b'.').all(identifier)
@@ -560,6 +566,28 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
         && secret.iter().any(|b| b.is_ascii_uppercase())
         && secret.iter().any(|b| b.is_ascii_lowercase());
     !(letters && (others || mixed_case))
+}
+
+/// Whether the name before a value names a secret rather than holds it: an id's
+/// ([`names_an_id`]), a name's (`secret_name = `, `"SecretName": `) or an ARN's (`SecretArn`).
+fn names_a_reference(key: &[u8]) -> bool {
+    let name = key
+        .iter()
+        .rposition(|b| b.is_ascii_alphanumeric())
+        .map_or(&key[..0], |end| &key[..=end]);
+    let ends = |word: &[u8]| {
+        let Some(head) = name.len().checked_sub(word.len()) else {
+            return false;
+        };
+        let (rest, tail) = name.split_at(head);
+        let sep = rest.last().is_some_and(|b| b"_-.".contains(b));
+        // `secret_name`, `SECRET_NAME`, `secretName`, `SecretName`: not `username`.
+        (sep && tail.eq_ignore_ascii_case(word))
+            || (rest.last().is_some_and(u8::is_ascii_lowercase)
+                && tail[0] == word[0].to_ascii_uppercase()
+                && tail[1..] == word[1..])
+    };
+    names_an_id(key) || ends(b"name") || ends(b"arn")
 }
 
 /// Whether the name before a value names an id: `private_key_id = `, `"clientId": `.
@@ -712,6 +740,32 @@ mod tests {
         assert!(!generic_reject(b"-u developer:", b"yqDVtkqPECriaLRi"));
         assert!(generic_reject(b"secretsmanager:", b"UntagResource"));
         assert!(generic_reject(b"token = ", b"getElementById"));
+        // A type's name after its module, digits and all.
+        assert!(generic_reject(b"private_key: ", b"x25519.X25519PrivateKey"));
+        // Under a name that names a secret: its name, not its value.
+        assert!(generic_reject(b"SecretId=\"", b"prod/payments/stripe-key"));
+        assert!(generic_reject(b"SECRET_NAME: ", b"prod/app/api-key-v2"));
+        assert!(generic_reject(b"\"SecretArn\": \"", b"prod/DbCredentials2"));
+        assert!(!generic_reject(
+            b"username_secret: ",
+            b"prod/DbCredentials2"
+        ));
+    }
+
+    #[test]
+    fn reference_names() {
+        for key in [
+            &b"secret_name = \""[..],
+            b"SECRET_NAME: ",
+            b"\"SecretName\": \"",
+            b"secretArn=",
+            b"SecretId=\"",
+        ] {
+            assert!(names_a_reference(key), "{}", String::from_utf8_lossy(key));
+        }
+        for key in [&b"username = "[..], b"USERNAME=", b"secret = ", b"learn: "] {
+            assert!(!names_a_reference(key), "{}", String::from_utf8_lossy(key));
+        }
     }
 
     #[test]
