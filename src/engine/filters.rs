@@ -30,9 +30,11 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
         return false;
     }
     // Identifiers (AWS key ids) are not checked for placeholder words, which a random id can
-    // hold, only for filler: `AKIAXXXXXXXXXXXXXXXX`.
+    // hold, only for filler (`AKIAXXXXXXXXXXXXXXXX`) and for AWS's documentation marker, which
+    // its docs put inside an id too, not only at its end (`AKIAEXAMPLE…`): seven given
+    // capitals are no accident in a random id.
     let filler = if rule.public {
-        is_filler_id(secret)
+        is_filler_id(secret) || memchr::memmem::find(secret, b"EXAMPLE").is_some()
     } else {
         is_placeholder(secret)
     };
@@ -62,7 +64,12 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
     }
     // For context rules: the name before the secret (whole, from before the match) and the
     // assignment sign.
-    !(rule.generic && generic_reject(&hay[name_start(hay, m.match_start)..m.start], secret))
+    !(rule.generic
+        && generic_reject(
+            &hay[name_start(hay, m.match_start)..m.start],
+            secret,
+            rule.password,
+        ))
 }
 
 /// Where the name that holds a rule's keyword begins: `next_` in `next_token = …` lies
@@ -436,8 +443,9 @@ const FILE_SUFFIXES: &[&str] = &[
     ".cfg", ".ini", ".conf",
 ];
 
-/// Filters for `password = …`-style rules, where the name alone says little.
-fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
+/// Filters for `password = …`-style rules, where the name alone says little. `password`: the
+/// rule's value is a password a person chose (`Rule::password`), which need not mix classes.
+fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
     static HASHES: OnceLock<AhoCorasick> = OnceLock::new();
     static CODE: OnceLock<AhoCorasick> = OnceLock::new();
     static NOT_CREDENTIALS: OnceLock<AhoCorasick> = OnceLock::new();
@@ -457,7 +465,9 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     {
         return true;
     }
-    if is_uuid(secret) {
+    // Under an id's, a name's or an ARN's name the value names a secret, it is not one:
+    // `SecretId="prod/payments/stripe-key"`, `secret_name: prod/app/api-key-v2`.
+    if is_uuid(secret) || names_a_reference(key) {
         return true;
     }
     // A quoted name, a comma, a value (`setProperty("API_TOKEN", "…")`): a pair only when
@@ -480,9 +490,13 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
             .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
             && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
     };
-    // A name, not a random value with a dot in it: the last part is letters or words.
+    // A name, not a random value with a dot in it: the last part is letters or words, digits
+    // aside (`x25519.X25519PrivateKey`).
     let name = |s: &[u8]| {
-        s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_') || super::words::made_of_words(s)
+        let letters: Vec<u8> = s.iter().copied().filter(|b| !b.is_ascii_digit()).collect();
+        s.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_')
+            || super::words::made_of_words(s)
+            || super::words::made_of_words(&letters)
     };
     if secret.contains(&b'.')
         && secret.split(|&b| b == b'.').all(identifier)
@@ -527,6 +541,16 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     {
         return true;
     }
+    // A password a person chose need not mix classes: `qwmvzt` is one, and its confidence
+    // (weak: `low`) says how sure. A lowercase word of a schema or a setting is not one
+    // (`password: string`, `needless_pass_by_value = "allow"`), nor is the name passed on
+    // (`passphrase=passphrase`).
+    if password && secret.iter().all(u8::is_ascii_lowercase) {
+        let named = key
+            .windows(secret.len())
+            .any(|w| w.eq_ignore_ascii_case(secret));
+        return SCHEMA_WORDS.iter().any(|w| secret == w.as_bytes()) || named;
+    }
     // Names with a counter (`token_count-415`, `worker_2`): lowercase words and separators
     // with at most a short number at the end.
     let head = secret.trim_ascii_end();
@@ -560,6 +584,90 @@ fn generic_reject(key: &[u8], secret: &[u8]) -> bool {
     !(letters && (others || mixed_case))
 }
 
+/// Lowercase words that stand where a password would in schemas, forms, validation rules,
+/// policies and lint tables: types, states and settings, not values.
+const SCHEMA_WORDS: &[&str] = &[
+    "string",
+    "str",
+    "text",
+    "bool",
+    "boolean",
+    "number",
+    "integer",
+    "int",
+    "bytes",
+    "varchar",
+    "char",
+    "object",
+    "any",
+    "undefined",
+    "unknown",
+    "required",
+    "optional",
+    "hidden",
+    "input",
+    "field",
+    "value",
+    "missing",
+    "invalid",
+    "empty",
+    "blank",
+    "masked",
+    "encrypted",
+    "sensitive",
+    "plain",
+    "plaintext",
+    "confirm",
+    "confirmed",
+    "reset",
+    "change",
+    "forgot",
+    "login",
+    "email",
+    "username",
+    "strong",
+    "weak",
+    "medium",
+    "enabled",
+    "disabled",
+    "match",
+    "mismatch",
+    "expired",
+    "random",
+    "generated",
+    "prompt",
+    "file",
+    "vault",
+    "keyring",
+    "secure",
+    "allow",
+    "deny",
+    "warn",
+    "forbid",
+];
+
+/// Whether the name before a value names a secret rather than holds it: an id's
+/// ([`names_an_id`]), a name's (`secret_name = `, `"SecretName": `) or an ARN's (`SecretArn`).
+fn names_a_reference(key: &[u8]) -> bool {
+    let name = key
+        .iter()
+        .rposition(|b| b.is_ascii_alphanumeric())
+        .map_or(&key[..0], |end| &key[..=end]);
+    let ends = |word: &[u8]| {
+        let Some(head) = name.len().checked_sub(word.len()) else {
+            return false;
+        };
+        let (rest, tail) = name.split_at(head);
+        let sep = rest.last().is_some_and(|b| b"_-.".contains(b));
+        // `secret_name`, `SECRET_NAME`, `secretName`, `SecretName`: not `username`.
+        (sep && tail.eq_ignore_ascii_case(word))
+            || (rest.last().is_some_and(u8::is_ascii_lowercase)
+                && tail[0] == word[0].to_ascii_uppercase()
+                && tail[1..] == word[1..])
+    };
+    names_an_id(key) || ends(b"name") || ends(b"arn")
+}
+
 /// Whether the name before a value names an id: `private_key_id = `, `"clientId": `.
 fn names_an_id(key: &[u8]) -> bool {
     let name = key
@@ -584,6 +692,10 @@ fn is_uuid(s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn reject(key: &[u8], secret: &[u8]) -> bool {
+        generic_reject(key, secret, false)
+    }
 
     #[test]
     fn jwt_headers() {
@@ -657,59 +769,72 @@ mod tests {
 
     #[test]
     fn generic_filters() {
-        assert!(generic_reject(b"password = ", b"os.environ.get"));
-        assert!(generic_reject(b"token = ", b"MY_SECRET_TOKEN"));
-        assert!(generic_reject(
-            b"token = ",
-            b"123e4567-e89b-12d3-a456-426614174000"
-        ));
-        assert!(generic_reject(b"password_hash = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
-        assert!(generic_reject(b"password = ", b"correcthorsebattery"));
-        assert!(generic_reject(b"token_count: \"", b"token_count-415"));
-        assert!(generic_reject(
-            b"token = ",
-            b"v4Internal.AmzSecurityTokenKey"
-        ));
-        assert!(generic_reject(b"token = ", b"X-Amz-Security-Token"));
-        assert!(generic_reject(
+        assert!(reject(b"password = ", b"os.environ.get"));
+        assert!(reject(b"token = ", b"MY_SECRET_TOKEN"));
+        assert!(reject(b"token = ", b"123e4567-e89b-12d3-a456-426614174000"));
+        assert!(reject(b"password_hash = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
+        assert!(reject(b"password = ", b"correcthorsebattery"));
+        assert!(reject(b"token_count: \"", b"token_count-415"));
+        assert!(reject(b"token = ", b"v4Internal.AmzSecurityTokenKey"));
+        assert!(reject(b"token = ", b"X-Amz-Security-Token"));
+        assert!(reject(
             b"token=",
             b"45ghiukldjahdnhzdauz&token_type_hint=refresh_token"
         ));
-        assert!(!generic_reject(b"password = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
-        assert!(!generic_reject(b"password = ", b"q8Vz3L&mT0pWx9RkJ2nHs"));
+        assert!(!reject(b"password = ", b"q8Vz3LmT0pWx9RkJ2nHs"));
+        assert!(!reject(b"password = ", b"q8Vz3L&mT0pWx9RkJ2nHs"));
         // Hex of a digest length: a key under a credential's name, an id under an id's.
         let hex = b"951bc382db9abad29c68634761dd6e19";
-        assert!(!generic_reject(b"API_KEY = \"", hex));
-        assert!(!generic_reject(b"\"apiKey\": \"", hex));
-        assert!(generic_reject(b"\"private_key_id\": \"", hex));
-        assert!(generic_reject(b"apiKeyId = '", hex));
-        assert!(generic_reject(
-            b"api-key: ",
-            b"acdeFf05b1a6d4c890237bf08c5e6e8d"
-        ));
-        assert!(generic_reject(b"token_sha256 = '", hex));
-        assert!(generic_reject(b"\"NextToken\": \"", hex));
-        assert!(generic_reject(
-            b"csrf-token=",
-            b"Mj2qykJO5rELyHgezQ69nzUX0i3OH67V"
-        ));
-        assert!(generic_reject(
+        assert!(!reject(b"API_KEY = \"", hex));
+        assert!(!reject(b"\"apiKey\": \"", hex));
+        assert!(reject(b"\"private_key_id\": \"", hex));
+        assert!(reject(b"apiKeyId = '", hex));
+        assert!(reject(b"api-key: ", b"acdeFf05b1a6d4c890237bf08c5e6e8d"));
+        assert!(reject(b"token_sha256 = '", hex));
+        assert!(reject(b"\"NextToken\": \"", hex));
+        assert!(reject(b"csrf-token=", b"Mj2qykJO5rELyHgezQ69nzUX0i3OH67V"));
+        assert!(reject(
             b"publicToken = \"",
             b"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC"
         ));
         // A quoted pair: a setting's name, not a class's.
-        assert!(!generic_reject(
-            b"SERVICE_TOKEN\", \"",
-            b"hV3qK8mZ2pX7wN4tR9bL6cY1"
-        ));
-        assert!(generic_reject(
-            b"SecretKeyFactory\", \"",
-            b"PBKDF2WithHmacSHA512"
-        ));
+        assert!(!reject(b"SERVICE_TOKEN\", \"", b"hV3qK8mZ2pX7wN4tR9bL6cY1"));
+        assert!(reject(b"SecretKeyFactory\", \"", b"PBKDF2WithHmacSHA512"));
         // Short mixed case: random, or a name.
-        assert!(!generic_reject(b"-u developer:", b"yqDVtkqPECriaLRi"));
-        assert!(generic_reject(b"secretsmanager:", b"UntagResource"));
-        assert!(generic_reject(b"token = ", b"getElementById"));
+        assert!(!reject(b"-u developer:", b"yqDVtkqPECriaLRi"));
+        assert!(reject(b"secretsmanager:", b"UntagResource"));
+        assert!(reject(b"token = ", b"getElementById"));
+        // A type's name after its module, digits and all.
+        assert!(reject(b"private_key: ", b"x25519.X25519PrivateKey"));
+        // Under a name that names a secret: its name, not its value.
+        assert!(reject(b"SecretId=\"", b"prod/payments/stripe-key"));
+        assert!(reject(b"SECRET_NAME: ", b"prod/app/api-key-v2"));
+        assert!(reject(b"\"SecretArn\": \"", b"prod/DbCredentials2"));
+        assert!(!reject(b"username_secret: ", b"prod/DbCredentials2"));
+        // One class of lowercase letters: a chosen password, unless a schema's word.
+        assert!(reject(b"password: ", b"qwmvzt"));
+        assert!(!generic_reject(b"password: ", b"qwmvzt", true));
+        assert!(generic_reject(b"password: ", b"string", true));
+        assert!(generic_reject(b"password_hash: ", b"qwmvzt", true));
+        assert!(generic_reject(b"password = ", b"password_value", true));
+        assert!(generic_reject(b"passphrase=", b"passphrase", true));
+        assert!(generic_reject(b"copy_pass_by_ref = \"", b"warn", true));
+    }
+
+    #[test]
+    fn reference_names() {
+        for key in [
+            &b"secret_name = \""[..],
+            b"SECRET_NAME: ",
+            b"\"SecretName\": \"",
+            b"secretArn=",
+            b"SecretId=\"",
+        ] {
+            assert!(names_a_reference(key), "{}", String::from_utf8_lossy(key));
+        }
+        for key in [&b"username = "[..], b"USERNAME=", b"secret = ", b"learn: "] {
+            assert!(!names_a_reference(key), "{}", String::from_utf8_lossy(key));
+        }
     }
 
     #[test]
