@@ -57,7 +57,8 @@ pub fn strip_ansi(hay: &[u8]) -> View {
                     .map_or(body.len(), |p| p + 1);
                 2 + n
             }
-            b']' => {
+            // OSC, and the strings DCS, SOS, PM and APC: up to BEL or ST (`ESC \`).
+            b']' | b'P' | b'X' | b'^' | b'_' => {
                 let body = &hay[i + 2..];
                 let n = body
                     .iter()
@@ -69,6 +70,17 @@ pub fn strip_ansi(hay: &[u8]) -> View {
                     })
                     .unwrap_or(body.len());
                 2 + n
+            }
+            // nF escapes (`ESC ( B` selects a character set): intermediates in 0x20..=0x2f,
+            // then one final byte. Left at two bytes, the final `B` would be glued to a token
+            // that follows and hide it from a rule that needs a word boundary.
+            0x20..=0x2f => {
+                let body = &hay[i + 1..];
+                let n = body
+                    .iter()
+                    .position(|b| !(0x20..=0x2f).contains(b))
+                    .map_or(body.len(), |p| p + 1);
+                1 + n
             }
             _ => 2,
         };
@@ -432,6 +444,14 @@ mod tests {
         let super::View { bytes: v, map: m } = strip_ansi(b"a\x1b[31mb\x1b]0;title\x07c\x1b[0m");
         assert_eq!(v, b"abc");
         assert_eq!(m, vec![0, 6, 17, 22]);
+    }
+
+    #[test]
+    fn strips_charset_selection_and_string_escapes_whole() {
+        // `ESC ( B` (tput sgr0 writes it) must not leave its `B` glued to what follows.
+        assert_eq!(strip_ansi(b"\x1b(BAKIA x\x1b)0y").bytes, b"AKIA xy");
+        assert_eq!(strip_ansi(b"a\x1bPq#0\x1b\\b\x1b_app\x07c").bytes, b"abc");
+        assert_eq!(strip_ansi(b"a\x1b(").bytes, b"a");
     }
 
     #[test]

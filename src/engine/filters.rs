@@ -24,7 +24,11 @@ fn contains_any(
 }
 
 /// Whether match `m` of `rule` in `hay` survives the filters.
-pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
+/// Whether `rule`'s match `m` in `hay` is kept. A masker's engine (`masking`) keeps what only
+/// looks doubtful: a token of a provider's shape whose checksum fails, or that reads like a
+/// placeholder, is still masked (its finding says `low`); documentation's own examples are
+/// not.
+pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
     let secret = &hay[m.span()];
     if is_documentation_example(secret) {
         return false;
@@ -36,7 +40,7 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
     let filler = if rule.public {
         is_filler_id(secret) || memchr::memmem::find(secret, b"EXAMPLE").is_some()
     } else {
-        is_placeholder(secret)
+        (rule.generic || !masking) && is_placeholder(secret)
     };
     if filler {
         return false;
@@ -53,12 +57,7 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
         }
     }
     if let Some(c) = rule.checksum {
-        let ok = match c {
-            Checksum::Github => github_checksum_ok(secret),
-            Checksum::Jwt => jwt_header_ok(secret),
-            Checksum::Base64Credentials => base64_credentials_ok(secret),
-        };
-        if !ok {
+        if !masking && !checksum_ok(c, secret) {
             return false;
         }
     }
@@ -70,6 +69,15 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match) -> bool {
             secret,
             rule.password,
         ))
+}
+
+/// Whether `secret` passes its rule's checksum.
+pub(super) fn checksum_ok(c: Checksum, secret: &[u8]) -> bool {
+    match c {
+        Checksum::Github => github_checksum_ok(secret),
+        Checksum::Jwt => jwt_header_ok(secret),
+        Checksum::Base64Credentials => base64_credentials_ok(secret),
+    }
 }
 
 /// Where the name that holds a rule's keyword begins: `next_` in `next_token = …` lies

@@ -104,6 +104,9 @@ pub struct Engine {
     longest_keyword: usize,
     /// Report `requires` rules without their companion (see [`Engine::without_companions`]).
     ignore_requires: bool,
+    /// Keep token-shaped matches that fail a checksum or read like placeholders (see
+    /// [`Engine::without_companions`]).
+    masking: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -210,6 +213,7 @@ impl Engine {
             keyword_rules,
             longest_keyword,
             ignore_requires: false,
+            masking: false,
         })
     }
 
@@ -226,11 +230,14 @@ impl Engine {
         &self.rules
     }
 
-    /// An engine that reports a rule needing a companion (an AWS secret near a key id) even
-    /// when the companion is absent. A stream filter uses it: the companion may arrive after
-    /// the secret was forwarded, and masking too much is the safe side there.
+    /// An engine for a masker: it reports a rule needing a companion (an AWS secret near a
+    /// key id) even when the companion is absent (the companion may arrive after the secret
+    /// was forwarded), and keeps a provider-shaped token whose checksum fails or that reads
+    /// like a placeholder (its confidence says `low`). Masking too much is the safe side:
+    /// a checksum may raise confidence in a report, never decide whether a token is masked.
     pub fn without_companions(mut self) -> Engine {
         self.ignore_requires = true;
+        self.masking = true;
         self
     }
 
@@ -384,7 +391,7 @@ impl Engine {
     pub fn finish(&self, hay: &[u8], mut raw: Vec<Match>) -> Vec<Match> {
         raw.sort_unstable();
         raw.dedup();
-        raw.retain(|m| filters::keep(&self.rules[m.rule], hay, m));
+        raw.retain(|m| filters::keep(&self.rules[m.rule], hay, m, self.masking));
         // A rule that needs a companion keeps a match only with the companion close by.
         // Matches are sorted by start and no secret is longer than MAX_WINDOW, so each check
         // looks at a bounded slice found by binary search, never at every other match.
