@@ -23,9 +23,22 @@ pub struct Known {
     /// at an edge is looked up, in time independent of how many values there are.
     heads: HashMap<[u8; MIN_PREFIX], Vec<usize>>,
     tails: HashMap<[u8; MIN_PREFIX], Vec<usize>>,
-    /// Built on the first search after a value was added.
-    automaton: Option<AhoCorasick>,
+    /// Automata over the values, each over a run of them, the runs' sizes decreasing: a
+    /// value added is searched for in an automaton of its own at the next search, and two
+    /// neighbouring automata of equal size are rebuilt as one (a binary counter). A stream
+    /// that learns a few values at every flush so rebuilds each value a logarithmic number of
+    /// times, not once per flush, and a search runs through at most log2(values) automata.
+    tiers: Vec<Tier>,
     longest: usize,
+}
+
+/// One automaton and the values (`values[from..to]`) it holds; `None` if it could not be
+/// built (a size limit): those values are then searched for one by one.
+struct Tier {
+    from: usize,
+    to: usize,
+    automaton: Option<AhoCorasick>,
+    built: bool,
 }
 
 impl std::fmt::Debug for Known {
@@ -74,7 +87,6 @@ impl Known {
             .push(i);
         self.values.push((value.into(), rule));
         self.longest = self.longest.max(value.len());
-        self.automaton = None;
         true
     }
 
@@ -95,41 +107,68 @@ impl Known {
         if self.values.is_empty() || hay.len() < MIN_VALUE {
             return Vec::new();
         }
-        if self.automaton.is_none() {
-            self.automaton = AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .build(self.values.iter().map(|(v, _)| &v[..]))
-                .ok();
-        }
-        let Some(ac) = &self.automaton else {
-            // The automaton could not be built (a size limit): search each value on its own.
-            return self.find_slowly(hay);
-        };
-        let mut out: Vec<Occurrence> = ac
-            .find_overlapping_iter(hay)
-            .map(|m| Occurrence {
-                start: m.start(),
-                end: m.end(),
-                rule: self.values[m.pattern().as_usize()].1,
-            })
-            .collect();
-        out.sort_by_key(|o| (o.start, std::cmp::Reverse(o.end)));
-        out
-    }
-
-    fn find_slowly(&self, hay: &[u8]) -> Vec<Occurrence> {
+        self.index_new_values();
         let mut out = Vec::new();
-        for (v, rule) in &self.values {
-            for at in memchr::memmem::find_iter(hay, &v[..]) {
-                out.push(Occurrence {
-                    start: at,
-                    end: at + v.len(),
-                    rule: *rule,
-                });
+        for t in &self.tiers {
+            let at = |start: usize, end: usize, i: usize| Occurrence {
+                start,
+                end,
+                rule: self.values[i].1,
+            };
+            match &t.automaton {
+                Some(ac) => out.extend(
+                    ac.find_overlapping_iter(hay)
+                        .map(|m| at(m.start(), m.end(), t.from + m.pattern().as_usize())),
+                ),
+                None => {
+                    for i in t.from..t.to {
+                        let v = &self.values[i].0;
+                        out.extend(
+                            memchr::memmem::find_iter(hay, &v[..]).map(|s| at(s, s + v.len(), i)),
+                        );
+                    }
+                }
             }
         }
         out.sort_by_key(|o| (o.start, std::cmp::Reverse(o.end)));
         out
+    }
+
+    /// Put the values added since the last search into the tiers.
+    fn index_new_values(&mut self) {
+        let indexed = self.tiers.last().map_or(0, |t| t.to);
+        if indexed == self.values.len() {
+            return;
+        }
+        self.tiers.push(Tier {
+            from: indexed,
+            to: self.values.len(),
+            automaton: None,
+            built: false,
+        });
+        // Merge while the newest run is as large as the one before it.
+        while self.tiers.len() >= 2 {
+            let n = self.tiers.len();
+            let (a, b) = (&self.tiers[n - 2], &self.tiers[n - 1]);
+            if b.to - b.from < a.to - a.from {
+                break;
+            }
+            let merged = Tier {
+                from: a.from,
+                to: b.to,
+                automaton: None,
+                built: false,
+            };
+            self.tiers.truncate(n - 2);
+            self.tiers.push(merged);
+        }
+        for t in self.tiers.iter_mut().filter(|t| !t.built) {
+            t.built = true;
+            t.automaton = AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(self.values[t.from..t.to].iter().map(|(v, _)| &v[..]))
+                .ok();
+        }
     }
 
     /// Where a piece of a known value at the very end of `hay` begins: the earliest start

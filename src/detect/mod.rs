@@ -159,12 +159,16 @@ impl Detection {
             Some(v) => in_text(rules, v, &at, masks, provenance, origin),
             None => model::findings_masked(rules, hay, &at, masks, provenance, origin),
         };
-        out.extend(
-            found
-                .into_iter()
-                .zip(decoded)
-                .map(|(f, d)| f.decoded(d.encoding, &d.secret)),
-        );
+        out.extend(found.into_iter().zip(decoded).map(|(f, d)| {
+            let rule = &rules[d.at.rule];
+            let mut f = f.decoded(d.encoding, &d.secret);
+            // A checksum is the decoded token's, not its encoding's.
+            if rule.checksum.is_some() {
+                f.confidence =
+                    crate::engine::confidence::of(rule, &d.secret, model::place(provenance), b"");
+            }
+            f
+        }));
         out
     }
 }

@@ -150,9 +150,20 @@ impl<'e> Masker<'e> {
             Flush::Idle | Flush::All => {
                 let rule = self.partial_start(&vis.bytes, &found, how == Flush::All);
                 let value = lock(&self.known).prefix_at_end(&vis.bytes).map(|(p, _)| p);
+                let ended = trailing_line_end(&vis.bytes);
                 rule.into_iter()
                     .chain(value)
                     .min()
+                    // A stream that ended its last line cut nothing off on it: only a block
+                    // that spans lines (a PEM key) can still be under way there.
+                    .filter(|&p| {
+                        how != Flush::All
+                            || ended == 0
+                            || vis
+                                .bytes
+                                .get(p..vis.bytes.len() - ended)
+                                .is_some_and(|t| memchr::memchr2(b'\n', b'\r', t).is_some())
+                    })
                     .map(|p| vis.raw(p).max(base))
             }
         };

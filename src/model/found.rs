@@ -78,10 +78,7 @@ pub fn findings_masked(
 ) -> Vec<Finding> {
     // Where the content lives, for judging a value's place: an environment's origin (a pid,
     // a dump file), not its variable's name.
-    let place = match provenance {
-        Provenance::Env { origin, .. } => origin.as_str(),
-        p => p.path(),
-    };
+    let place = place(provenance);
     let mut sorted: Vec<&Match> = matches.iter().collect();
     sorted.sort_by_key(|m| m.start);
     let mut masks: Vec<&Match> = known.iter().chain(matches).collect();
@@ -92,10 +89,16 @@ pub fn findings_masked(
     // (byte offset, column there) of the last match, to count columns incrementally when
     // many matches share one long line.
     let mut col_at = (0, origin.column);
+    // Where the current line starts, found from the bytes counted since the last match, so
+    // many matches on one long line (a minified file) cost no search back to its start each.
+    let mut line_start = 0;
     for m in &sorted {
-        line += memchr::memchr_iter(b'\n', &hay[counted..m.start]).count();
+        let gap = &hay[counted..m.start];
+        line += memchr::memchr_iter(b'\n', gap).count();
+        if let Some(p) = memchr::memrchr(b'\n', gap) {
+            line_start = counted + p + 1;
+        }
         counted = m.start;
-        let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
         if col_at.0 < line_start {
             col_at = (line_start, 1);
         }
@@ -136,6 +139,15 @@ pub fn findings_masked(
     out
 }
 
+/// Where the content lives, for judging a value's place: an environment's origin (a pid, a
+/// dump file), not its variable's name.
+pub fn place(provenance: &Provenance) -> &str {
+    match provenance {
+        Provenance::Env { origin, .. } => origin.as_str(),
+        p => p.path(),
+    }
+}
+
 /// Characters in `bytes` as a lossy UTF-8 decoding shows them: each invalid sequence is one.
 fn chars(bytes: &[u8]) -> usize {
     bytes
@@ -146,11 +158,14 @@ fn chars(bytes: &[u8]) -> usize {
 
 /// The line around `m`, clipped, with every match on it (not just `m`) marked.
 fn context(rules: &[Rule], hay: &[u8], m: &Match, all: &[&Match]) -> Context {
-    let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
-    let line_end = memchr::memchr(b'\n', &hay[m.start..]).map_or(hay.len(), |p| m.start + p);
-    // Multi-line secrets (private keys) show only their first line.
-    let from = line_start.max(m.start.saturating_sub(CONTEXT_SIDE));
-    let to = line_end.min(m.end.max(m.start) + CONTEXT_SIDE).max(from);
+    // The line, clipped to CONTEXT_SIDE bytes each side; only that much is searched for its
+    // ends. Multi-line secrets (private keys) show only their first line.
+    let lo = m.start.saturating_sub(CONTEXT_SIDE);
+    let from = memchr::memrchr(b'\n', &hay[lo..m.start]).map_or(lo, |p| lo + p + 1);
+    let hi = (m.end.max(m.start) + CONTEXT_SIDE).min(hay.len());
+    let to = memchr::memchr(b'\n', &hay[m.start..hi])
+        .map_or(hi, |p| m.start + p)
+        .max(from);
     let mut text = String::new();
     let mut marks = Vec::new();
     let mut at = from;
@@ -161,7 +176,15 @@ fn context(rules: &[Rule], hay: &[u8], m: &Match, all: &[&Match]) -> Context {
                 .map(|c| if c == '\t' || !c.is_control() { c } else { ' ' }),
         );
     };
-    for o in all.iter().filter(|o| o.start < to && o.end > from) {
+    // `all` is sorted by start and no secret is longer than MAX_WINDOW: only the masks that
+    // start in this window can reach into the context, found by binary search, so a file
+    // with many secrets costs time in proportion to them, not to their square.
+    let lo = all.partition_point(|o| o.start + crate::rules::MAX_WINDOW < from);
+    let hi = all.partition_point(|o| o.start < to);
+    for o in all[lo..hi.max(lo)]
+        .iter()
+        .filter(|o| o.start < to && o.end > from)
+    {
         // Overlapping secrets (rare) and ones that start before the clip are masked from
         // wherever the text shown so far ends.
         if o.end <= at {

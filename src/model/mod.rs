@@ -10,7 +10,7 @@ mod shard;
 mod verdict;
 
 pub use fingerprint::{fingerprint, fingerprint_key_id, hex, keyed_hash, set_fingerprint_key};
-pub use found::{findings, findings_at, findings_masked, Origin};
+pub use found::{findings, findings_at, findings_masked, place, Origin};
 pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};
 pub use shard::{whited_out, ImageLayers, Shard, ShardError, ShardNotes, Whiteouts};
