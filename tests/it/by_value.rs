@@ -259,3 +259,66 @@ fn a_config_that_masks_less_is_named_when_given_explicitly() {
         r.stderr
     );
 }
+
+#[test]
+fn a_complete_last_line_is_not_a_cut_off_tail() {
+    let sb = Sandbox::new();
+    let token = fake_github(2511);
+    let r = sb.run_stdin(
+        &["filter"],
+        Some(format!("GITHUB_TOKEN={token}\n").as_bytes()),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "GITHUB_TOKEN=[REDACTED:github.pat]\n");
+}
+
+#[test]
+fn a_token_whose_checksum_fails_is_masked_and_reported_low() {
+    let sb = Sandbox::new();
+    let good = fake_github(2512);
+    // The same shape with its last character changed: the checksum no longer holds.
+    let last = good.chars().last().unwrap();
+    let bad = format!(
+        "{}{}",
+        &good[..good.len() - 1],
+        if last == 'a' { 'b' } else { 'a' }
+    );
+    let r = sb.run_stdin(
+        &["filter", "--report", "found.jsonl"],
+        Some(format!("token {bad} end\n").as_bytes()),
+    );
+    assert_eq!(
+        r.stdout, "token [REDACTED:github.pat] end\n",
+        "{}",
+        r.stderr
+    );
+    let report = std::fs::read_to_string(sb.path("found.jsonl")).unwrap();
+    assert!(report.contains("\"confidence\":\"low\""), "{report}");
+    // A report at the default level does not count it.
+    sb.write("t.txt", format!("token {bad} end\n"));
+    let r = sb.run(&["scan", "t.txt"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
+#[test]
+fn a_private_key_at_the_end_of_a_stream_loses_nothing_after_it() {
+    let sb = Sandbox::new();
+    let body: String = (0..8)
+        .map(|i| {
+            format!(
+                "{}\n",
+                crate::synth::Rng::new(2513 + i).chars(crate::synth::B64, 64)
+            )
+        })
+        .collect();
+    let input = format!(
+        "key follows\n-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\ndone.\n"
+    );
+    let r = sb.run_stdin(&["filter"], Some(input.as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("key follows\n"), "{}", r.stdout);
+    assert!(r.stdout.ends_with("\ndone.\n"), "{}", r.stdout);
+    for line in body.lines() {
+        assert_no_piece(&r.stdout, line, "a masked private key");
+    }
+}

@@ -291,28 +291,37 @@ fn pair(findings: &mut [Finding], members: &[usize]) {
         groups.entry(place(&findings[i]).0).or_default().push(i);
     }
     for members in groups.values() {
-        let of = |part: &str| -> Vec<usize> {
-            members
+        // Each part once: its pairing stem, and the key ids and tokens by stem, sorted by
+        // where they start, so each secret finds its closest partner by binary search (a
+        // file of 100,000 pairs pairs in time proportional to them, not to their square).
+        let stems: HashMap<usize, Option<String>> = members
+            .iter()
+            .map(|&i| (i, place(&findings[i]).1))
+            .collect();
+        let index = |part: &str| -> Candidates {
+            let mut c = Candidates::default();
+            for &i in members
                 .iter()
-                .copied()
-                .filter(|&i| part_of(&findings[i]) == Some(part))
-                .collect()
+                .filter(|&&i| part_of(&findings[i]) == Some(part))
+            {
+                let at = (findings[i].start, i);
+                c.all.push(at);
+                c.by_stem.entry(stems[&i].clone()).or_default().push(at);
+            }
+            c.all.sort_unstable();
+            c.by_stem.values_mut().for_each(|v| v.sort_unstable());
+            c
         };
-        let ids = of(KEY_ID);
-        let tokens = of(TOKEN);
-        for s in of(SECRET) {
-            let stem_s = place(&findings[s]).1;
-            let near = |i: usize, within: usize| match (&place(&findings[i]).1, &stem_s) {
-                (Some(a), Some(b)) => a == b,
-                _ => findings[i].start.abs_diff(findings[s].start) <= within,
-            };
-            let closest = |cands: &[usize], within: usize| {
-                cands
-                    .iter()
-                    .copied()
-                    .filter(|&i| near(i, within))
-                    .min_by_key(|&i| findings[i].start.abs_diff(findings[s].start))
-            };
+        let ids = index(KEY_ID);
+        let tokens = index(TOKEN);
+        let secrets: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| part_of(&findings[i]) == Some(SECRET))
+            .collect();
+        for s in secrets {
+            let (at, stem) = (findings[s].start, &stems[&s]);
+            let closest = |c: &Candidates, within: usize| c.closest(at, stem.as_deref(), within);
             let Some(id) = closest(&ids, PAIR_WITHIN) else {
                 continue;
             };
@@ -327,6 +336,47 @@ fn pair(findings: &mut [Finding], members: &[usize]) {
                 findings[m].credential_set = Some(set.clone());
             }
         }
+    }
+}
+
+/// The parts of one kind in one place, by start: all of them, and by their variable's stem.
+#[derive(Default)]
+struct Candidates {
+    all: Vec<(usize, usize)>,
+    by_stem: HashMap<Option<String>, Vec<(usize, usize)>>,
+}
+
+impl Candidates {
+    /// The closest part to offset `at` that pairs with a part of stem `stem`: one of the same
+    /// stem at any distance, or, where either has no stem, one within `within` bytes. Ties go
+    /// to the earlier part.
+    fn closest(&self, at: usize, stem: Option<&str>, within: usize) -> Option<usize> {
+        let nearest = |list: &[(usize, usize)], limit: Option<usize>| {
+            let p = list.partition_point(|&(s, _)| s < at);
+            let left = p.checked_sub(1).map(|k| list[k]);
+            let right = list.get(p).copied();
+            [left, right]
+                .into_iter()
+                .flatten()
+                .map(|(s, i)| (s.abs_diff(at), s, i))
+                .filter(|&(d, _, _)| limit.is_none_or(|l| d <= l))
+                .min()
+        };
+        let best = match stem {
+            Some(st) => {
+                let same = self
+                    .by_stem
+                    .get(&Some(st.to_string()))
+                    .and_then(|l| nearest(l, None));
+                let none = self
+                    .by_stem
+                    .get(&None)
+                    .and_then(|l| nearest(l, Some(within)));
+                [same, none].into_iter().flatten().min()
+            }
+            None => nearest(&self.all, Some(within)),
+        };
+        best.map(|(_, _, i)| i)
     }
 }
 

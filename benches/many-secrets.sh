@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Time against the number of secrets (issue 25: linear, 100k secrets under 5 s): N fake AWS
+# key pairs (default 100,000) in one file for `scan` and `filter`, and in one Claude Code
+# PostToolUse event for `hook claude`; each timed once (wall clock), with the count masked or
+# found. The values are generated here, never real ones.
+#
+#     benches/many-secrets.sh [path/to/release/leakhound] [N]
+set -euo pipefail
+LH="${1:-target/release/leakhound}"
+N="${2:-100000}"
+[ -x "$LH" ] || { echo "benches/many-secrets.sh: no binary at $LH (cargo build --release)" >&2; exit 2; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+python3 - "$dir" "$N" <<'PY'
+import json, random, string, sys
+d, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(25)
+b32, b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", string.ascii_letters + string.digits + "+/"
+lines = []
+for i in range(n):
+    key = "AKIA" + "".join(rng.choice(b32) for _ in range(16))
+    secret = "".join(rng.choice(b64) for _ in range(40))
+    lines.append(f"AWS_ACCESS_KEY_ID={key} AWS_SECRET_ACCESS_KEY={secret}\n")
+text = "".join(lines)
+open(f"{d}/many.env", "w").write(text)
+event = {"session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "PostToolUse",
+         "tool_name": "Bash", "tool_input": {"command": "env"}, "tool_use_id": "t",
+         "tool_response": {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}}
+open(f"{d}/event.json", "w").write(json.dumps(event))
+PY
+size=$(du -h "$dir/many.env" | cut -f1)
+echo "$N pairs, $size"
+t() { local s e; s=$(date +%s.%N); "$@"; e=$(date +%s.%N); echo "  $(echo "$e - $s" | bc) s"; }
+echo "scan (findings):"
+t sh -c "'$LH' scan '$dir/many.env' --format jsonl --min-confidence low | wc -l"
+echo "filter (masks):"
+t sh -c "'$LH' filter < '$dir/many.env' | grep -o 'REDACTED' | wc -l"
+echo "hook claude (masks in the answer):"
+t sh -c "'$LH' hook claude < '$dir/event.json' | grep -o 'REDACTED' | wc -l"
