@@ -11,9 +11,12 @@
 //! - Anything else that is not binary: [`filter::mask_text`].
 //!
 //! A file is replaced through a temporary file in its directory, renamed over it, with its
-//! permissions and modification time; if it changed while it was being masked (an agent
-//! appending to it), it is left alone. A file modified less than `min_age` ago is skipped
-//! unless forced: a live session may be writing it.
+//! permissions and modification time. A file modified less than `min_age` ago is skipped
+//! unless forced: a live session may be writing it. If it was rewritten while it was being
+//! masked, it is left alone. Lines appended to it meanwhile, or after the rename by a writer
+//! that holds the old file open (an agent's transcript), are never lost (#13): the old file is
+//! kept open and followed until it is quiet, and what it gained is masked and appended to the
+//! new one; when it will not go quiet, that is an error, not a success.
 
 use crate::engine::Engine;
 use crate::filter::{self, Masking};
@@ -84,7 +87,22 @@ pub enum Error {
         "{path}: changed while it was being masked; not changed (run again when the agent is idle)"
     )]
     Raced { path: String },
+    #[error(
+        "{path}: masked, but a writer kept appending to the file it replaced: lines written \
+         after {}s may be lost (run again when the agent is idle)", FOLLOW_MAX.as_secs()
+    )]
+    StillWritten { path: String },
+    #[error("{path}: masked, but replaced by another writer before lines appended meanwhile could be added; they are not in it (run again when the agent is idle)")]
+    Replaced { path: String },
 }
+
+/// How long the file a masked copy replaced is followed for lines a writer still appends to
+/// it, at most; and how often, and how long it must stay quiet.
+const FOLLOW_MAX: Duration = Duration::from_secs(10);
+const FOLLOW_POLL: Duration = Duration::from_millis(50);
+const FOLLOW_QUIET: u32 = 4;
+/// A file modified this recently may have a writer: it is followed after the rename.
+const LIVE: Duration = Duration::from_secs(120);
 
 /// Mask `raw`, the contents of a file of `kind`. `name` labels findings. Masked by value:
 /// every secret the file holds anywhere is masked wherever else it appears in it (a key set
@@ -305,24 +323,50 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
             )));
         }
     }
-    let raw = std::fs::read(path).map_err(io)?;
+    // Kept open: after the rename it is the file a writer that holds it open still appends to.
+    let mut file = open_original(path).map_err(io)?;
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut raw).map_err(io)?;
     if memchr::memchr(0, &raw[..raw.len().min(BINARY_PROBE)]).is_some() {
         return Ok(Outcome::Skipped("binary".into()));
     }
     let name = path.display().to_string();
-    let s = scrub(engine, &name, Kind::of(path), &raw)?;
+    let kind = Kind::of(path);
+    let mut s = scrub(engine, &name, kind, &raw)?;
     if !s.changed(&raw) {
         return Ok(Outcome::Clean);
     }
     if !opts.dry_run {
-        replace(path, &s.bytes, &meta, raw.len())?;
+        let grew = replace(path, &s.bytes, &meta, &file, raw.len())?;
+        let live = SystemTime::now()
+            .duration_since(modified)
+            .map_or(true, |age| age < LIVE);
+        follow(engine, path, kind, &file, raw, &mut s, grew || live)?;
     }
     Ok(Outcome::Changed(s))
 }
 
+/// `path` opened to read, never through a symlink, and not waiting on a FIFO.
+fn open_original(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
 /// Put `bytes` in place of `path` with the file's permissions and modification time, unless
-/// the file changed since it was read (`meta`, `len`).
-fn replace(path: &Path, bytes: &[u8], meta: &std::fs::Metadata, len: usize) -> Result<(), Error> {
+/// the file was rewritten since it was read (`meta`, `len`): another file there now, or one
+/// shorter. One that only grew is replaced all the same (its new lines are added by
+/// [`follow`]); whether it grew.
+fn replace(
+    path: &Path,
+    bytes: &[u8],
+    meta: &std::fs::Metadata,
+    file: &std::fs::File,
+    len: usize,
+) -> Result<bool, Error> {
+    use std::os::unix::fs::MetadataExt;
     let io = |source| Error::Io {
         path: path.display().to_string(),
         source,
@@ -331,18 +375,132 @@ fn replace(path: &Path, bytes: &[u8], meta: &std::fs::Metadata, len: usize) -> R
         permissions: Some(meta.permissions()),
         modified: meta.modified().ok(),
     };
-    // The agent may have appended since the file was read: its new lines would be lost.
+    let mut grew = false;
     let unchanged = || {
-        let now = std::fs::symlink_metadata(path)?;
-        Ok(now.len() == len as u64 && now.modified().ok() == meta.modified().ok())
+        let there = std::fs::symlink_metadata(path)?;
+        let ours = file.metadata()?;
+        if (there.dev(), there.ino()) != (ours.dev(), ours.ino()) || ours.len() < len as u64 {
+            return Ok(false);
+        }
+        grew = ours.len() > len as u64 || ours.modified().ok() != meta.modified().ok();
+        Ok(true)
     };
     if crate::write::replace(path, bytes, keep, unchanged).map_err(io)? {
-        Ok(())
+        Ok(grew)
     } else {
         Err(Error::Raced {
             path: path.display().to_string(),
         })
     }
+}
+
+/// After the rename: what was appended to the replaced file (`old`, still open) beyond the
+/// `raw` bytes masked, masked the same way and appended to the new file. With `live`, the
+/// old file is watched until it stays quiet, as a writer that holds it open goes on writing
+/// there; else it is looked at once, and watched only if it grew.
+fn follow(
+    engine: &Engine,
+    path: &Path,
+    kind: Kind,
+    old: &std::fs::File,
+    raw: Vec<u8>,
+    s: &mut Scrubbed,
+    live: bool,
+) -> Result<(), Error> {
+    use std::io::Write;
+    let io = |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let name = path.display().to_string();
+    let masking = Masking::new(engine);
+    let learn = |b: &[u8]| b.split(|&c| c == b'\n').for_each(|l| masking.learn(l));
+    let mut done = raw.len() as u64;
+    let mut line = memchr::memchr_iter(b'\n', &raw).count();
+    let mut new: Option<std::fs::File> = None;
+    let mut learned = false;
+    let (start, mut quiet, mut watch) = (std::time::Instant::now(), 0, live);
+    loop {
+        let len = old.metadata().map_err(io)?.len();
+        let mut tail = vec![0u8; len.saturating_sub(done) as usize];
+        let n = read_full_at(old, &mut tail, done).map_err(io)?;
+        tail.truncate(n);
+        // Whole lines only while the writer may be in the middle of one; all of it at the end.
+        let last = quiet + 1 >= FOLLOW_QUIET || !watch;
+        let cut = if last {
+            tail.len()
+        } else {
+            memchr::memrchr(b'\n', &tail).map_or(0, |p| p + 1)
+        };
+        tail.truncate(cut);
+        if tail.is_empty() {
+            quiet += 1;
+        } else {
+            quiet = 0;
+            watch = true;
+            if !learned {
+                learn(&raw);
+                learned = true;
+            }
+            learn(&tail);
+            let masked = match kind {
+                Kind::Jsonl => scrub_lines(&masking, &name, &tail)?,
+                _ => as_text(&masking, &name, &tail, false),
+            };
+            if new.is_none() {
+                new = Some(
+                    open_replacement(path, &s.bytes)
+                        .map_err(io)?
+                        .ok_or_else(|| Error::Replaced { path: name.clone() })?,
+                );
+            }
+            let f = new.as_mut().expect("opened above");
+            f.write_all(&masked.bytes).map_err(io)?;
+            s.changes.extend(masked.changes.into_iter().map(|c| Change {
+                line: c.line + line,
+                ..c
+            }));
+            s.bytes.extend_from_slice(&masked.bytes);
+            done += tail.len() as u64;
+            line += memchr::memchr_iter(b'\n', &tail).count();
+        }
+        if !watch || quiet >= FOLLOW_QUIET {
+            return Ok(());
+        }
+        if start.elapsed() > FOLLOW_MAX {
+            return Err(Error::StillWritten { path: name });
+        }
+        std::thread::sleep(FOLLOW_POLL);
+    }
+}
+
+/// `buf.len()` bytes of `f` from `at`, or fewer at its end.
+fn read_full_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read_at(&mut buf[n..], at + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The file now at `path`, opened to append, if it is still the masked copy (it begins with
+/// `masked`): not another writer's replacement.
+fn open_replacement(path: &Path, masked: &[u8]) -> std::io::Result<Option<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let mut head = vec![0u8; masked.len()];
+    let n = read_full_at(&f, &mut head, 0)?;
+    Ok((f.metadata()?.is_file() && n == masked.len() && head == masked).then_some(f))
 }
 
 /// Every file under `paths` (a named file is itself), in name order; links are not followed,

@@ -552,12 +552,13 @@ pub enum ReportCommand {
         /// Write to FILE instead of standard output.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
-        /// Keep secrets that a report shows in full (redacted by default).
+        /// Keep secrets that a report shows in full (redacted by default, whatever the
+        /// reports were written with).
         #[arg(long)]
         show_secrets: bool,
         /// The reports are the JSON reports of one run's shards (`--shard K/N`, every K
         /// once): write the report that run would have written whole (json, jsonl or sarif).
-        #[arg(long, conflicts_with = "show_secrets")]
+        #[arg(long)]
         shards: bool,
         /// With --shards: the rules the shards ran with, for SARIF's rule descriptions.
         #[command(flatten)]

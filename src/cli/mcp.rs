@@ -54,7 +54,7 @@ pub fn proxy(a: McpArgs) -> Result<i32> {
     let engine = Arc::new(masking_engine(&a.rules)?);
     let sink = McpSink {
         report: match &a.report {
-            Some(p) => Some(Mutex::new(open_output(Some(p), false)?)),
+            Some(p) => Some(Mutex::new(open_output(Some(p))?)),
             None => None,
         },
         audit: a

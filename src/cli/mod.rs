@@ -87,10 +87,16 @@ pub fn main() -> i32 {
             reports,
             format,
             output,
-            show_secrets: _,
+            show_secrets,
             shards: true,
             rules,
-        }) => tools::merge_shards(&reports, format.into(), output.as_deref(), &rules),
+        }) => tools::merge_shards(
+            &reports,
+            format.into(),
+            output.as_deref(),
+            show_secrets,
+            &rules,
+        ),
         Command::Report(ReportCommand::Merge {
             reports,
             format,

@@ -231,7 +231,7 @@ impl Session {
             scanner,
             hooks,
             canaries: cfg.validate.canary_accounts.clone(),
-            out: open_output(r.output.as_deref(), r.show_secrets)?,
+            out: open_output(r.output.as_deref())?,
             min_confidence: r.min_confidence.map_or(confidence, Into::into),
             fail_on: None,
         })
@@ -278,7 +278,7 @@ impl Session {
             min_confidence: self.min_confidence,
         };
         let mut baseline = match &r.write_baseline {
-            Some(p) => Some((open_output(Some(p), false)?, p)),
+            Some(p) => Some((open_output(Some(p))?, p)),
             None => None,
         };
         let rules = self.scanner.engine().rules();
@@ -375,8 +375,10 @@ impl Output {
 }
 
 /// Open `-o PATH`: a regular file is replaced, a new one created; a symlink, FIFO, device or
-/// directory is refused rather than written through. Revealed reports are created 0600.
-pub fn open_output(path: Option<&Path>, secret: bool) -> Result<Output> {
+/// directory is refused rather than written through. Created 0600, and an existing file made
+/// 0600: every report holds context lines, masked or not, and a revealed one or a merge of
+/// earlier reports holds secrets; which is which should not depend on remembering a flag.
+pub fn open_output(path: Option<&Path>) -> Result<Output> {
     let Some(path) = path else {
         return Ok(Output::Stdout(std::io::stdout()));
     };
@@ -393,14 +395,12 @@ pub fn open_output(path: Option<&Path>, secret: bool) -> Result<Output> {
         .write(true)
         .create(true)
         .truncate(true)
-        .mode(if secret { 0o600 } else { 0o644 })
+        .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .with_context(|| format!("{}: cannot open for writing", path.display()))?;
-    if secret {
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("{}: cannot restrict permissions", path.display()))?;
-    }
+    use std::os::unix::fs::PermissionsExt;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("{}: cannot restrict permissions", path.display()))?;
     Ok(Output::File(std::io::BufWriter::new(f)))
 }

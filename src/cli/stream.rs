@@ -39,7 +39,7 @@ impl crate::filter::Sink for FilterSink {
 pub fn filter(a: &FilterArgs, cmd: Option<&[String]>) -> Result<i32> {
     let engine = masking_engine(&a.rules)?;
     let report = match &a.report {
-        Some(p) => Some(std::sync::Mutex::new(open_output(Some(p), false)?)),
+        Some(p) => Some(std::sync::Mutex::new(open_output(Some(p))?)),
         None => None,
     };
     let sink = FilterSink {
@@ -81,7 +81,7 @@ pub fn redact_notebook(input: &Path, output: Option<&Path>, rules: &RulesArgs) -
             input.display()
         );
     }
-    let mut out = open_output(output, false)?;
+    let mut out = open_output(output)?;
     out.writer()
         .write_all(&masked)
         .and_then(|_| out.writer().flush())

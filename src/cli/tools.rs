@@ -24,14 +24,7 @@ pub fn validate_report(
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let mut audit =
         crate::respond::Audit::open(audit_log).with_context(|| "--audit-log".to_string())?;
-    let masker = if show {
-        None
-    } else {
-        Some(Scanner::new(
-            engine(&Config::default(), &[])?,
-            Policy::default(),
-        ))
-    };
+    let masker = (!show).then(masker).transpose()?;
     let opts = crate::validate::Options::from_env();
     let done = crate::deliver::revalidate(
         &text,
@@ -42,13 +35,31 @@ pub fn validate_report(
         fail_on,
     )
     .map_err(|e| anyhow::anyhow!("{}:{}: not a JSON finding", path.display(), e.line))?;
-    let mut out = open_output(output, show)?;
+    let mut out = open_output(output)?;
     let w = out.writer();
     for v in &done.lines {
         writeln!(w, "{v}").context("writing the report")?;
     }
     w.flush().context("writing the report")?;
     Ok(done.code)
+}
+
+/// What masks an earlier report's context lines: the built-in rules, and no configuration
+/// from the working directory (the report may come from anywhere).
+fn masker() -> Result<Scanner> {
+    Ok(Scanner::new(
+        engine(&Config::default(), &[])?,
+        Policy::default(),
+    ))
+}
+
+/// The rules whose values are identifiers shown whole (AWS key ids).
+fn public_rules() -> std::collections::HashSet<String> {
+    rules::builtin()
+        .into_iter()
+        .filter(|r| r.public)
+        .map(|r| r.id)
+        .collect()
 }
 
 /// `report merge`: see [`crate::report::merge`].
@@ -58,12 +69,7 @@ pub fn merge_reports(
     output: Option<&Path>,
     show: bool,
 ) -> Result<i32> {
-    let public = rules::builtin()
-        .into_iter()
-        .filter(|r| r.public)
-        .map(|r| r.id)
-        .collect();
-    let mut merger = crate::report::merge::Merger::new(show, public);
+    let mut merger = crate::report::merge::Merger::new(show, public_rules());
     for path in reports {
         let name = path.display().to_string();
         let file = std::fs::File::open(path).with_context(|| name.clone())?;
@@ -76,7 +82,7 @@ pub fn merge_reports(
             .map(|d| crate::model::rfc3339(d.as_secs()));
         merger.add(&name, std::io::BufReader::new(file), seen.as_deref())?;
     }
-    let mut out = open_output(output, show)?;
+    let mut out = open_output(output)?;
     merger
         .write(format, out.writer())
         .context("writing the merged report")?;
@@ -92,6 +98,7 @@ pub fn merge_shards(
     reports: &[PathBuf],
     format: crate::report::Format,
     output: Option<&Path>,
+    show: bool,
     r: &RulesArgs,
 ) -> Result<i32> {
     if format == crate::report::Format::Human {
@@ -110,8 +117,25 @@ pub fn merge_shards(
     } else {
         Vec::new()
     };
-    let mut out = open_output(output, false)?;
-    let (findings, failed) = shards.write(format, &rules, out.writer())?;
+    let masker = (!show).then(masker).transpose()?;
+    let public = public_rules();
+    let is_public = |r: &str| public.contains(r);
+    let context = |c: &str, known: &[&str]| {
+        masker
+            .as_ref()
+            .map_or(c.to_string(), |m| m.mask_text(c, known))
+    };
+    let redact = crate::report::Redact {
+        public: &is_public,
+        context: &context,
+    };
+    let mut out = open_output(output)?;
+    let (findings, failed) = shards.write(
+        format,
+        &rules,
+        masker.is_some().then_some(&redact),
+        out.writer(),
+    )?;
     let judged = (0..findings).map(|_| (None, None));
     Ok(crate::deliver::exit_code(FailOn::Any, judged, failed))
 }

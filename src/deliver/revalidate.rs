@@ -3,7 +3,7 @@
 //! writers redact.
 
 use super::{exit_code, FailOn};
-use crate::model::{Finding, Secret, Validation};
+use crate::model::{Finding, Validation};
 use crate::respond::Audit;
 use crate::rules::Rule;
 use crate::scan::Scanner;
@@ -49,7 +49,12 @@ pub fn revalidate(
         let id = v["rule"].as_str()?;
         rules.iter().find(|r| r.id == id && r.validator.is_some())
     };
-    let redacted = |v: &Value| v["redacted"] == Value::Bool(true);
+    // A secret the report holds masked cannot be checked. The `redacted` flag is read only
+    // to skip what it says is masked: the text decides whether a secret is in clear.
+    let redacted = |v: &Value| {
+        v["redacted"] == Value::Bool(true)
+            || v["secret"].as_str().is_none_or(crate::report::is_masked)
+    };
     // The credential parts of the report, as findings, with the line each came from.
     let mut findings = Vec::new();
     let mut at = Vec::new();
@@ -70,15 +75,6 @@ pub fn revalidate(
     for (f, &i) in findings.iter().zip(&at) {
         lines[i]["validation"] = serde_json::json!(f.validation);
     }
-    // Every secret the report holds in clear, to mask wherever it shows: a context line can
-    // hold another finding's secret (or a key id's finding, the secret beside it).
-    let public = |v: &Value| rule_of(v).is_some_and(|r| r.public);
-    let known: Vec<String> = lines
-        .iter()
-        .filter(|v| !redacted(v) && !public(v))
-        .filter_map(|v| v["secret"].as_str().map(String::from))
-        .collect();
-    let known: Vec<&str> = known.iter().map(String::as_str).collect();
     for v in &mut lines {
         if redacted(v) && rule_of(v).is_some() {
             // Nothing to check it with: say so.
@@ -88,19 +84,18 @@ pub fn revalidate(
             );
             v["validation"] = serde_json::json!(skipped);
         }
-        let Some(masker) = masker else { continue };
-        if let Some(c) = v["context"].as_str() {
-            v["context"] = Value::String(masker.mask_text(c, &known));
+    }
+    // Every secret the report holds in clear is masked wherever it shows, whatever the
+    // line's flags say: a context line can hold another finding's secret (or a key id's
+    // finding, the secret beside it).
+    if let Some(masker) = masker {
+        let is_public = |id: &str| rules.iter().any(|r| r.id == id && r.public);
+        let context = |c: &str, known: &[&str]| masker.mask_text(c, known);
+        crate::report::Redact {
+            public: &is_public,
+            context: &context,
         }
-        if !public(v) && !redacted(v) {
-            if let Some(s) = v["secret"].as_str() {
-                v["secret"] = Value::String(Secret::new(s.as_bytes()).redacted());
-                v["redacted"] = Value::Bool(true);
-            }
-            if let Some(o) = v.as_object_mut() {
-                o.remove("entropy");
-            }
-        }
+        .findings(&mut lines);
     }
     let judged: Vec<super::Judged> = lines
         .iter()

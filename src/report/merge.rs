@@ -7,7 +7,7 @@
 //! entries are held in memory, never whole reports: JSON Lines input is read line by line.
 //! The output does not depend on the order of the inputs.
 
-use crate::model::{Confidence, Secret};
+use crate::model::Confidence;
 use serde::Deserialize as _;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -92,6 +92,9 @@ pub struct Merger {
     findings: usize,
     show_secrets: bool,
     public_rules: HashSet<String>,
+    /// Every secret a report held in clear: masked wherever else it shows (a field this
+    /// merge carries without knowing it) unless `show_secrets`.
+    known: BTreeSet<String>,
 }
 
 impl Merger {
@@ -229,13 +232,18 @@ impl Merger {
             .and_then(Value::as_str)
             .or(seen)
             .map(str::to_string);
-        let shown = f.get("redacted") == Some(&Value::Bool(false));
+        // The record's own `redacted` flag is not trusted: a record may lack it, or hold a
+        // secret in full under any flag. What is not a masked form is a secret in clear.
         let raw_secret = text(&f, "secret").unwrap_or_default();
         let public = self.public_rules.contains(&rule);
-        let (secret, redacted) = if !shown || public || self.show_secrets {
-            (raw_secret, !shown)
+        let clear = !super::is_masked(&raw_secret);
+        if clear && !public && !raw_secret.is_empty() {
+            self.known.insert(raw_secret.clone());
+        }
+        let (secret, redacted) = if public || self.show_secrets {
+            (raw_secret, !clear)
         } else {
-            (Secret::new(raw_secret.as_bytes()).redacted(), true)
+            (super::remask(&raw_secret), true)
         };
         let confidence = f
             .get("confidence")
@@ -244,12 +252,16 @@ impl Merger {
             rule: rule.clone(),
             name: text(&f, "name").unwrap_or_default(),
             confidence,
-            secret,
+            secret: secret.clone(),
             redacted,
             sets: BTreeSet::new(),
             extra: Map::new(),
             locations: BTreeMap::new(),
         });
+        // Asked to show secrets, one report's clear value beats another's masked one.
+        if entry.redacted && !redacted {
+            (entry.secret, entry.redacted) = (secret, false);
+        }
         entry.confidence = entry.confidence.max(confidence);
         if let Some(s) = text(&f, "credential_set") {
             entry.sets.insert(s);
@@ -288,6 +300,12 @@ impl Merger {
     pub fn write(&self, format: crate::report::Format, out: &mut dyn Write) -> io::Result<()> {
         use crate::report::Format;
         let entries = self.sorted();
+        let known: Vec<&str> = if self.show_secrets {
+            Vec::new()
+        } else {
+            self.known.iter().map(String::as_str).collect()
+        };
+        let entry_json = |fp: &str, e: &Entry| entry_json(fp, e, &known);
         match format {
             Format::Json => {
                 let doc = json!({
@@ -312,7 +330,7 @@ impl Merger {
                 }
             }
             Format::Sarif => {
-                serde_json::to_writer_pretty(&mut *out, &self.sarif(&entries))?;
+                serde_json::to_writer_pretty(&mut *out, &self.sarif(&entries, &known))?;
                 writeln!(out)?;
             }
             Format::Human => {
@@ -340,7 +358,7 @@ impl Merger {
                         writeln!(
                             out,
                             "    {}:{}:{}  ({kind})",
-                            crate::report::printable(&p.path),
+                            crate::report::printable(&super::mask_known_text(&p.path, &known)),
                             p.line,
                             p.column
                         )?;
@@ -379,7 +397,7 @@ impl Merger {
         v
     }
 
-    fn sarif(&self, entries: &[(&String, &Entry)]) -> Value {
+    fn sarif(&self, entries: &[(&String, &Entry)], known: &[&str]) -> Value {
         let rules: BTreeMap<&str, &str> = entries
             .iter()
             .map(|(_, e)| (e.rule.as_str(), e.name.as_str()))
@@ -394,7 +412,7 @@ impl Merger {
                     "partialFingerprints": {"leakhound/v1": fp},
                     "locations": e.locations.values().map(|p| json!({
                         "physicalLocation": {
-                            "artifactLocation": {"uri": super::sarif::uri(&p.path)},
+                            "artifactLocation": {"uri": super::sarif::uri(&super::mask_known_text(&p.path, known))},
                             "region": {"startLine": p.line.max(1), "startColumn": p.column.max(1)},
                         },
                     })).collect::<Vec<_>>(),
@@ -409,7 +427,7 @@ impl Merger {
     }
 }
 
-fn entry_json(fp: &str, e: &Entry) -> Value {
+fn entry_json(fp: &str, e: &Entry, known: &[&str]) -> Value {
     let (first, last) = span(e);
     let surfaces: BTreeSet<&str> = e
         .locations
@@ -428,10 +446,10 @@ fn entry_json(fp: &str, e: &Entry) -> Value {
         "first_seen": first,
         "last_seen": last,
         "locations": e.locations.values().map(|p| json!({
-            "path": p.path,
+            "path": super::mask_known_text(&p.path, known),
             "line": p.line,
             "column": p.column,
-            "provenance": p.provenance,
+            "provenance": masked(&p.provenance, known),
             "reports": p.reports,
             "first_seen": p.first_seen,
             "last_seen": p.last_seen,
@@ -439,7 +457,15 @@ fn entry_json(fp: &str, e: &Entry) -> Value {
     });
     for (k, x) in &e.extra {
         v[k] = x.clone();
+        super::mask_known(&mut v[k], known);
     }
+    v
+}
+
+/// `v` with each of `known` masked: a place (a commit's subject, a variable) can hold one.
+fn masked(v: &Value, known: &[&str]) -> Value {
+    let mut v = v.clone();
+    super::mask_known(&mut v, known);
     v
 }
 

@@ -137,11 +137,14 @@ impl Shards {
     }
 
     /// The merged report in `format` (json, jsonl or sarif); `rules` describe SARIF's rules.
-    /// Returns the number of findings and of inputs that failed in the shards.
+    /// With `redact` (unless `--show-secrets`), every secret and context is masked again,
+    /// whatever the shards were written with. Returns the number of findings and of inputs
+    /// that failed in the shards.
     pub fn write(
         mut self,
         format: Format,
         rules: &[Rule],
+        redact: Option<&super::Redact<'_>>,
         out: &mut dyn Write,
     ) -> Result<(usize, u64), ShardsError> {
         let Some((_, key, total)) = self.first.clone() else {
@@ -161,6 +164,9 @@ impl Shards {
             });
         }
         self.deleted();
+        if let Some(r) = redact {
+            r.findings(&mut self.findings);
+        }
         self.findings.sort_by(report_order_json);
         self.warnings
             .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));

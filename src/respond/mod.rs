@@ -32,8 +32,12 @@ pub struct HookError(String);
 /// A hook ready to run.
 pub struct Hook {
     pub name: String,
-    /// `None`: any finding, validated or not.
+    /// `None`: any finding, validated or not (but `unknown`, see below).
     statuses: Option<Vec<Status>>,
+    /// Whether `when` names `unknown`. `unknown` is "could not tell" (a network error, a
+    /// build without the feature, an answer that proves nothing): a hook fires on it only
+    /// when it asked for it by name, never through `any` (docs/security.md).
+    unknown: bool,
     rules: Option<GlobSet>,
     kind: Kind,
     with_secret: bool,
@@ -103,6 +107,7 @@ impl Hook {
             When::One(w) => vec![w.clone()],
             When::Many(ws) => ws.clone(),
         };
+        let unknown = words.iter().any(|w| w == "unknown");
         let statuses = if words.iter().any(|w| w == "any") {
             None
         } else {
@@ -127,6 +132,7 @@ impl Hook {
         Ok(Hook {
             name: c.name.clone(),
             statuses,
+            unknown,
             rules,
             kind,
             with_secret: c.with_secret,
@@ -137,9 +143,11 @@ impl Hook {
     }
 
     fn wants(&self, f: &Finding) -> bool {
-        let status_ok = match &self.statuses {
-            None => true,
-            Some(s) => f.validation.as_ref().is_some_and(|v| s.contains(&v.status)),
+        let status_ok = match (f.validation.as_ref().map(|v| v.status), &self.statuses) {
+            (Some(Status::Unknown), _) => self.unknown,
+            (_, None) => true,
+            (Some(status), Some(s)) => s.contains(&status),
+            (None, Some(_)) => false,
         };
         // An IAM action acts on a key, so it takes the key id finding of each credential.
         let kind_ok = match self.kind {
@@ -506,6 +514,53 @@ impl Audit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression #15: `any` fired on `unknown`, which docs/security.md says never fires a
+    /// hook. Only a hook that names `unknown` gets it.
+    #[test]
+    fn unknown_fires_only_a_hook_that_names_it() {
+        let hook = |when: When| {
+            let c = HookConfig {
+                name: "h".into(),
+                when,
+                rules: Vec::new(),
+                command: Some(vec!["true".into()]),
+                action: None,
+                with_secret: false,
+                pass_env: Vec::new(),
+                timeout: "30s".into(),
+            };
+            Hook::new(&c, Path::new(".")).unwrap()
+        };
+        let one = |w: &str| When::One(w.into());
+        let many = |ws: &[&str]| When::Many(ws.iter().map(|w| w.to_string()).collect());
+        let rules = crate::rules::builtin();
+        let rule = rules.iter().find(|r| r.id == "github.pat").unwrap();
+        let finding = |status: Option<Status>| {
+            let mut f = Finding::from_report(rule, "ghp_fake", None, "a.sh");
+            f.validation = status.map(|s| crate::model::Validation {
+                status: s,
+                ..crate::model::Validation::skipped("test", None)
+            });
+            f
+        };
+        let unknown = finding(Some(Status::Unknown));
+        let live = finding(Some(Status::Live));
+        let unvalidated = finding(None);
+        for when in [one("any"), one("live"), many(&["live", "invalid"])] {
+            assert!(!hook(when).wants(&unknown));
+        }
+        for when in [
+            one("unknown"),
+            many(&["live", "unknown"]),
+            many(&["any", "unknown"]),
+        ] {
+            assert!(hook(when).wants(&unknown));
+        }
+        assert!(hook(one("any")).wants(&live) && hook(one("any")).wants(&unvalidated));
+        assert!(!hook(one("unknown")).wants(&live));
+        assert!(!hook(one("live")).wants(&unvalidated));
+    }
 
     #[test]
     fn durations() {

@@ -203,7 +203,10 @@ pub fn nul_separated_text(sniff: &[u8]) -> bool {
     match std::str::from_utf8(sniff) {
         Ok(_) => true,
         // Only a character cut at the end of the sniffed bytes.
-        Err(e) => e.error_len().is_none(),
+        Err(e) if e.error_len().is_none() => true,
+        // An environment's values are bytes, not text: one stray byte in one value must not
+        // make a whole capture "binary" and hide every secret in it (#16).
+        Err(_) => env_records(sniff),
     }
 }
 
@@ -309,7 +312,7 @@ mod tests {
     /// records as text, and text with a stray NUL keeps its lines.
     #[test]
     fn nul_separated_records_and_environment_captures() {
-        let cases: [(&str, &[u8], Admission); 6] = [
+        let cases: [(&str, &[u8], Admission); 7] = [
             (
                 "proc-1000-environ",
                 b"PATH=/usr/bin\0AWS_SECRET_ACCESS_KEY=abc\0HOME=/root\0",
@@ -336,6 +339,13 @@ mod tests {
                 "notes.txt",
                 b"line one\nline two\0\nA=1\n",
                 scan(Form::Text, Nul::LineEnds),
+            ),
+            // Regression #16: one byte that is not UTF-8 in one value (or name) was enough
+            // to call the capture binary and skip it.
+            (
+                "capture",
+                b"PATH=/usr/bin\0LANG=caf\xe9\0AWS_SECRET_ACCESS_KEY=abc\0X\xff=1\0",
+                scan(Form::Env, Nul::Records),
             ),
             // Binary with NULs and `NAME=value` strings in it is still binary.
             (

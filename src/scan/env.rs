@@ -10,6 +10,15 @@ impl Scanner {
         // Parsing an environment warns about nothing; the dumps were read by the caller.
         let run = self.run(&|_| {});
         for env in envs {
+            for name in env.unreadable_names() {
+                run.warn(
+                    env.origin.clone(),
+                    format!(
+                        "variable {name:?}: its name is not UTF-8; scanned, and named with \
+                         U+FFFD for each byte that is not"
+                    ),
+                );
+            }
             let blob = env.blob();
             let found = self
                 .whole(&blob)

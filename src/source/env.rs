@@ -101,6 +101,16 @@ impl Environment {
         }
     }
 
+    /// The names that are not UTF-8, as reported (each byte that is not replaced by U+FFFD),
+    /// so the report can say its names are not quite the environment's own.
+    pub fn unreadable_names(&self) -> Vec<String> {
+        self.vars
+            .iter()
+            .filter(|(k, _)| std::str::from_utf8(k).is_err())
+            .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+            .collect()
+    }
+
     /// The variable on 1-based `line` of [`Environment::blob`].
     pub fn variable(&self, line: usize) -> Option<String> {
         self.vars
@@ -170,10 +180,15 @@ pub fn is_assignment(record: &[u8]) -> bool {
     };
     let name = &record[..eq];
     name.first()
-        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-        && name
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_' || !b.is_ascii())
+        && name.iter().all(|&b| name_byte(b))
+}
+
+/// A byte a variable's name may hold. A name is bytes to the kernel: one that is not
+/// ASCII (or not UTF-8) is still a variable, read and reported lossily, never dropped with
+/// its value unscanned (#16).
+fn name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-') || !b.is_ascii()
 }
 
 /// The variable assigned on the line of `hay` that holds byte `at` (`NAME=...`, with an
@@ -316,11 +331,7 @@ fn assignments(bytes: &[u8]) -> Vars {
             }
             let eq = e.iter().position(|&b| b == b'=')?;
             let name = e[..eq].trim_ascii();
-            if name.is_empty()
-                || !name
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-            {
+            if name.is_empty() || !name.iter().all(|&b| name_byte(b)) {
                 return None;
             }
             Some((name.to_vec(), unquote(e[eq + 1..].trim_ascii()).to_vec()))
@@ -340,6 +351,16 @@ mod tests {
         assert_eq!(v[2].1, b"x=y");
         let nul = super::parse(b"A=1\0B=2\0");
         assert_eq!(nul.len(), 2);
+    }
+
+    /// Regression #16: a variable whose name is not UTF-8 was dropped, its value unscanned.
+    #[test]
+    fn a_name_that_is_not_utf8_is_kept_and_read_lossily() {
+        let env = super::Environment::from_dump("dump".into(), b"A=1\0T\xffK=v\xfe2\0B=3\0");
+        assert_eq!(names(&env.vars), ["A=1", "T\u{fffd}K=v\u{fffd}2", "B=3"]);
+        assert_eq!(env.variable(2).as_deref(), Some("T\u{fffd}K"));
+        assert_eq!(env.unreadable_names(), ["T\u{fffd}K"]);
+        assert!(super::is_assignment(b"T\xffK=1") && !super::is_assignment(b"-Dx=1"));
     }
 
     fn names(v: &super::Vars) -> Vec<String> {

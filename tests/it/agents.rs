@@ -857,3 +857,64 @@ fn a_config_inside_the_scrubbed_folder_cannot_turn_masking_off() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(!p.any_in(&std::fs::read_to_string(&f).unwrap()));
 }
+
+/// Regression #13: `scrub --force` on a transcript a writer holds open lost every line the
+/// writer appended after the masked copy was renamed over it (they went to the replaced
+/// file), and said it succeeded. A writer appends through one open handle the whole time
+/// scrub runs; every line it wrote must be in the final file, masked.
+#[test]
+fn scrub_force_keeps_every_line_a_writer_appends_meanwhile() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let f = d.join("live.jsonl");
+    let token = |n: u64| fake_github(130_000 + n);
+    let line = move |n: u64| {
+        format!(
+            "{{\"n\": \"line-{n}-end\", \"out\": \"GITHUB_TOKEN={}\"}}\n",
+            token(n)
+        )
+    };
+    // Enough to mask that the writer is still at it when the copy is renamed.
+    let first = 3000;
+    write(&f, &(0..first).map(line).collect::<String>());
+    let writer = {
+        let f = f.clone();
+        std::thread::spawn(move || {
+            let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+            let start = std::time::Instant::now();
+            let mut n = first;
+            while start.elapsed() < Duration::from_millis(1500) {
+                w.write_all(line(n).as_bytes()).unwrap();
+                n += 1;
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            n
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    let r = lh(d, d, &["scrub", "--force", "live.jsonl"]);
+    let written = writer.join().unwrap();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let text = std::fs::read_to_string(&f).unwrap();
+    let missing: Vec<u64> = (0..written)
+        .filter(|n| !text.contains(&format!("\"line-{n}-end\"")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {written} lines lost (first {:?}); scrub said: {}",
+        missing.len(),
+        &missing[..missing.len().min(5)],
+        r.stderr
+    );
+    let clear: Vec<u64> = (0..written).filter(|&n| text.contains(&token(n))).collect();
+    assert!(
+        clear.is_empty(),
+        "{} lines not masked: {:?}",
+        clear.len(),
+        &clear[..clear.len().min(5)]
+    );
+    for l in text.lines() {
+        serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+    }
+}

@@ -277,3 +277,37 @@ fn hostile_tar_paths_are_reported_never_written() {
     assert!(!sb.dir.path().join("../../escaped.env").exists());
     assert!(!std::path::Path::new("/etc/absolute.env").exists());
 }
+
+/// Regression #16: an entry behind a local header that the central directory does not list
+/// (an extractor shows no such file) was neither scanned nor named.
+#[test]
+fn a_zip_entry_missing_from_the_central_directory_is_scanned_and_named() {
+    let sb = Sandbox::new();
+    let (id, text) = creds(1601);
+    let listed = zip_of(&[("readme.txt", b"hello\n")]);
+    let hidden = zip_of(&[("hidden/creds.py", text.as_bytes())]);
+    // The hidden entry's local header and data, without its central directory, before a
+    // whole zip: the zip's offsets are found again past the prefix, as for a
+    // self-extracting archive.
+    let cd = hidden.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+    let mut bytes = hidden[..cd].to_vec();
+    bytes.extend_from_slice(&listed);
+    sb.write("bundle.zip", &bytes);
+    let (code, v) = scan_json(&sb, &[]);
+    assert_eq!(code, 1, "{v}");
+    let findings = v["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["path"] == "bundle.zip!hidden/creds.py" && f["secret"] == id.as_str()),
+        "{v}"
+    );
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("1 entry behind a local header but not in the central directory")
+            && warnings.contains("hidden/creds.py"),
+        "{warnings}"
+    );
+    // The listed entry is read once, not again as an orphan.
+    assert!(!warnings.contains("readme.txt"), "{warnings}");
+}

@@ -325,3 +325,46 @@ fn a_binary_file_with_nuls_and_assignments_is_still_binary() {
         ])
     );
 }
+
+/// Regression #16: one byte that is not UTF-8 in a NUL-separated environment capture made
+/// the whole capture "binary", every secret in it skipped.
+#[test]
+fn a_capture_with_a_stray_byte_is_still_an_environment() {
+    let sb = Sandbox::new();
+    let (id, secret) = fake_aws(1620);
+    let mut capture = b"PATH=/usr/bin\0LANG=caf\xe9\0".to_vec();
+    capture.extend(
+        format!("AWS_ACCESS_KEY_ID={id}\0AWS_SECRET_ACCESS_KEY={secret}\0HOME=/root\0").bytes(),
+    );
+    sb.write("proc-7-environ", &capture);
+    let r = sb.run(&["scan", ".", "--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    let vars: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["provenance"]["variable"].as_str())
+        .collect();
+    assert!(vars.contains(&"AWS_SECRET_ACCESS_KEY"), "{v}");
+    assert_eq!(v["summary"]["skipped_binary"], 0, "{v}");
+}
+
+/// Regression #16: `env` dropped a variable whose name is not UTF-8, and its value with it.
+/// It is read with the name shown lossily, and a warning says so.
+#[test]
+fn env_reads_a_name_that_is_not_utf8_and_says_so() {
+    let sb = Sandbox::new();
+    let gh = fake_github(1621);
+    let mut dump = b"PATH=/bin\0GH\xffTOKEN=".to_vec();
+    dump.extend(format!("{gh}\0HOME=/root\0").bytes());
+    sb.write("dump.environ", &dump);
+    let r = sb.run(&["env", "dump.environ", "--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    let f = &v["findings"][0];
+    assert_eq!(f["provenance"]["variable"], "GH\u{fffd}TOKEN", "{v}");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("not UTF-8"), "{warnings}");
+    assert!(!warnings.contains(&gh[4..]), "{warnings}");
+}

@@ -180,3 +180,166 @@ fn reports_made_with_different_keys_or_not_reports_are_refused() {
     let r = leakhound(&repo, &["report", "merge", "missing.jsonl"]);
     assert_eq!(r.code, 2);
 }
+
+/// Every 5-character piece of `secret` is absent from `out`.
+fn assert_no_piece(out: &str, secret: &str, what: &str) {
+    for w in secret.as_bytes().windows(5) {
+        let piece = std::str::from_utf8(w).unwrap();
+        assert!(
+            !out.contains(piece),
+            "{what}: a piece of a secret ({piece}) is in the output:\n{out}"
+        );
+    }
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+/// Regression #4: a record without `redacted` (or one that says so falsely) holding a secret
+/// whole, in its context and in a field the merge does not know, was printed whole and
+/// labelled redacted. Every reader of earlier reports masks whatever the record's flags say.
+#[test]
+fn readers_of_earlier_reports_mask_whatever_the_records_say() {
+    let repo = Repo::new();
+    let token = fake_github(4401);
+    let other = fake_github(4402);
+    let record = |fp: &str, secret: &str, flag: Option<bool>| {
+        let mut v = serde_json::json!({
+            "rule": "github.pat", "name": "GitHub token", "confidence": "high",
+            "path": "deploy.sh", "line": 1, "column": 14, "fingerprint": fp,
+            "secret": secret, "entropy": 4.7,
+            "context": format!("export GITHUB_TOKEN={token} OTHER={other}"),
+            "provenance": {"kind": "file", "path": "deploy.sh"},
+            "note": format!("copied from {token}"),
+        });
+        if let Some(f) = flag {
+            v["redacted"] = Value::Bool(f);
+        }
+        v.to_string()
+    };
+    repo.sb.write(
+        "hand.jsonl",
+        format!(
+            "{}\n{}\n",
+            record("f1", &token, None),
+            record("f2", &other, Some(true))
+        ),
+    );
+    for format in ["human", "json", "jsonl", "sarif"] {
+        let out = format!("merged.{format}");
+        let r = leakhound(
+            &repo,
+            &[
+                "report",
+                "merge",
+                "hand.jsonl",
+                "--format",
+                format,
+                "-o",
+                &out,
+            ],
+        );
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+        let path = repo.sb.path(&out);
+        let text = std::fs::read_to_string(&path).unwrap();
+        for s in [&token, &other] {
+            assert_no_piece(&text, s, &format!("merge --format {format}"));
+            assert_no_piece(&r.stderr, s, "merge stderr");
+        }
+        assert_eq!(mode(&path), 0o600, "{format}");
+    }
+    // `validate REPORT` (no validator for these: no network) masks them too.
+    let r = leakhound(&repo, &["validate", "hand.jsonl", "-o", "checked.jsonl"]);
+    let path = repo.sb.path("checked.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for s in [&token, &other] {
+        assert_no_piece(&text, s, "validate REPORT");
+        assert_no_piece(&r.stderr, s, "validate stderr");
+    }
+    assert_eq!(mode(&path), 0o600);
+    // Only the reading command's own --show-secrets reveals.
+    let r = leakhound(
+        &repo,
+        &[
+            "report",
+            "merge",
+            "hand.jsonl",
+            "--format",
+            "jsonl",
+            "--show-secrets",
+        ],
+    );
+    assert!(r.stdout.contains(&token), "{}", r.stdout);
+}
+
+/// Regression #4: shards written with --show-secrets, merged without it, were written whole
+/// into a 0644 file.
+#[test]
+fn shards_written_revealed_are_merged_masked_into_a_private_file() {
+    let repo = Repo::new();
+    let token = fake_github(4403);
+    let (id, secret) = fake_aws(4404);
+    repo.sb
+        .write("tree/a/deploy.sh", format!("export GITHUB_TOKEN={token}\n"));
+    repo.sb.write(
+        "tree/b/settings.py",
+        format!("aws_access_key_id = \"{id}\"\naws_secret_access_key = \"{secret}\"\n"),
+    );
+    let mut shards = Vec::new();
+    for k in 0..2 {
+        let out = format!("shard{k}.json");
+        let shard = format!("{k}/2");
+        let r = leakhound(
+            &repo,
+            &[
+                "scan",
+                "tree",
+                "--format",
+                "json",
+                "--show-secrets",
+                "--shard",
+                &shard,
+                "-o",
+                &out,
+            ],
+        );
+        assert!(r.code <= 1, "{}", r.stderr);
+        shards.push(out);
+    }
+    let all = [&shards[0], &shards[1]]
+        .map(|s| std::fs::read_to_string(repo.sb.path(s)).unwrap())
+        .join("");
+    assert!(
+        all.contains(&token) && all.contains(&secret),
+        "revealing shards"
+    );
+    for format in ["json", "jsonl", "sarif"] {
+        let out = format!("merged.{format}");
+        let mut args = vec![
+            "report", "merge", "--shards", "--format", format, "-o", &out,
+        ];
+        args.extend(shards.iter().map(String::as_str));
+        let r = leakhound(&repo, &args);
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+        let path = repo.sb.path(&out);
+        let text = std::fs::read_to_string(&path).unwrap();
+        for s in [&token, &secret] {
+            assert_no_piece(&text, s, &format!("merge --shards --format {format}"));
+        }
+        assert!(text.contains(&id), "key ids stay readable: {text}");
+        assert_eq!(mode(&path), 0o600, "{format}");
+    }
+    let mut args = vec![
+        "report",
+        "merge",
+        "--shards",
+        "--format",
+        "jsonl",
+        "--show-secrets",
+    ];
+    args.extend(shards.iter().map(String::as_str));
+    let r = leakhound(&repo, &args);
+    assert!(r.stdout.contains(&token), "{}", r.stderr);
+}
