@@ -37,13 +37,6 @@ pub fn of(rule: &Rule, secret: &[u8], path: &str, before: &[u8]) -> Confidence {
     if rule.fixtures && (is_test_or_doc(path) || is_comment(before)) {
         return Confidence::Low;
     }
-    // Only a masker keeps a token whose checksum fails: it is masked, and reported as doubt.
-    if rule
-        .checksum
-        .is_some_and(|c| !super::filters::checksum_ok(c, secret))
-    {
-        return Confidence::Low;
-    }
     if rule.password && is_weak_password(secret) {
         return Confidence::Low;
     }

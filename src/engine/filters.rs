@@ -72,7 +72,7 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
 }
 
 /// Whether `secret` passes its rule's checksum.
-pub(super) fn checksum_ok(c: Checksum, secret: &[u8]) -> bool {
+pub fn checksum_ok(c: Checksum, secret: &[u8]) -> bool {
     match c {
         Checksum::Github => github_checksum_ok(secret),
         Checksum::Jwt => jwt_header_ok(secret),

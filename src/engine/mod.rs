@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use check::{check, CheckFailure};
-pub use filters::shannon_entropy;
+pub use filters::{checksum_ok, shannon_entropy};
 pub use scope::has_stopword;
 
 /// Inputs larger than this are split into chunks of this size and searched in parallel.

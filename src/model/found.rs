@@ -110,12 +110,15 @@ pub fn findings_masked(
         out.push(Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
-            confidence: crate::engine::confidence::of(
-                rule,
-                secret,
-                place,
-                &hay[line_start..m.start],
-            ),
+            confidence: match rule.checksum {
+                // Only a masker keeps a token whose checksum fails: it is masked, and
+                // reported as doubt. A token written with JSON escapes (a notebook's source)
+                // is judged as it reads.
+                Some(c) if !crate::engine::checksum_ok(c, &unescaped(secret)) => {
+                    crate::rules::Confidence::Low
+                }
+                _ => crate::engine::confidence::of(rule, secret, place, &hay[line_start..m.start]),
+            },
             provenance: provenance.clone(),
             line,
             column,
@@ -137,6 +140,14 @@ pub fn findings_masked(
         });
     }
     out
+}
+
+/// `secret` with JSON string escapes decoded, if it has any.
+fn unescaped(secret: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match memchr::memchr(b'\\', secret) {
+        None => std::borrow::Cow::Borrowed(secret),
+        Some(_) => std::borrow::Cow::Owned(crate::decode::json::unescape(secret, 0).bytes),
+    }
 }
 
 /// Where the content lives, for judging a value's place: an environment's origin (a pid, a
