@@ -87,13 +87,17 @@ const CLAUDE: &[Event] = &[
     ev("PreToolUse", BeforeTool, Some("*")),
     ev("UserPromptSubmit", BeforePrompt, None),
 ];
+// The prompt events too: without them a key pasted into a prompt reaches the model (seen
+// with Codex 0.171 and Gemini CLI 0.61, whose answers to them `hook` already gives).
 const CODEX: &[Event] = &[
     ev("PostToolUse", AfterTool, None),
     ev("PreToolUse", BeforeTool, None),
+    ev("UserPromptSubmit", BeforePrompt, None),
 ];
 const GEMINI: &[Event] = &[
     ev("AfterTool", AfterTool, None),
     ev("BeforeTool", BeforeTool, None),
+    ev("BeforeAgent", BeforePrompt, None),
 ];
 const COPILOT: &[Event] = &[
     ev("postToolUse", AfterTool, None),
@@ -278,6 +282,22 @@ impl Env {
         self.claude_dir
             .clone()
             .unwrap_or_else(|| self.home.join(".claude"))
+    }
+
+    /// Whether Codex trusts the hooks in `hooks` (its hooks.json): Codex skips a hook it has
+    /// not trusted, silently, and keeps its trust in `config.toml` as
+    /// `[hooks.state."<hooks.json>:post_tool_use:0:0"] trusted_hash = "sha256:…"`. leakhound
+    /// cannot write that entry itself (the hash is Codex's own, of the command as it read it);
+    /// it can only tell whether one is there.
+    pub fn codex_trusts(&self, hooks: &Path) -> bool {
+        let Ok(config) = std::fs::read_to_string(self.codex_home().join("config.toml")) else {
+            return false;
+        };
+        let key = format!("{}:post_tool_use:", hooks.display());
+        config.lines().any(|l| l.contains(&key))
+            && config
+                .lines()
+                .any(|l| l.trim_start().starts_with("trusted_hash"))
     }
 
     fn codex_home(&self) -> PathBuf {

@@ -80,9 +80,11 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
                 events.join(", "),
                 shown(&plan.path)
             );
-            if agent == Agent::Codex {
+            if agent == Agent::Codex && !env.codex_trusts(&plan.path) {
                 eprintln!(
-                    "leakhound: codex: Codex runs a new hook only once it is trusted: review it with /hooks"
+                    "leakhound: warning: codex: NOT PROTECTING YET. Codex skips a hook it has not \
+                     trusted, silently (a headless `codex exec` too): run `codex`, open /hooks \
+                     and trust leakhound's hooks; `leakhound agents status` says when it is done"
                 );
             }
         },
@@ -224,6 +226,14 @@ pub fn status(named: &[AgentArg], scope: Option<ScopeArg>) -> Result<i32> {
             printable(&hooks),
             shown(&st.path)
         )?;
+        if st.agent == Agent::Codex && !st.installed.is_empty() && !env.codex_trusts(&st.path) {
+            writeln!(
+                out,
+                "  warning: codex skips hooks it has not trusted, without a word: until you \
+                 trust them (run `codex`, then /hooks, and accept leakhound's), Codex runs \
+                 unprotected"
+            )?;
+        }
         for c in &st.stale {
             writeln!(
                 out,

@@ -213,14 +213,11 @@ fn before_prompt(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
             return Ok(answer);
         }
         answer.outcome = Outcome::Masked;
+        // Copilot CLI 1.0.102 run against a fake model honours `modifiedPrompt` from a
+        // command hook on userPromptSubmitted, whatever its docs say.
         answer.stdout = if transformed {
             json!({"modifiedTransformedPrompt": masked})
         } else {
-            answer.note = Some(
-                "Copilot ignores a command hook's answer to userPromptSubmitted: the prompt is \
-                 masked only where leakhound also answers userPromptTransformed"
-                    .into(),
-            );
             json!({"modifiedPrompt": masked})
         };
         answer.findings = findings;

@@ -174,13 +174,13 @@ const CASES: &[Case] = &[
         agent: "codex",
         file: ".codex/hooks.json",
         original: Some(CODEX),
-        events: &["PostToolUse", "PreToolUse"],
+        events: &["PostToolUse", "PreToolUse", "UserPromptSubmit"],
     },
     Case {
         agent: "gemini",
         file: ".gemini/settings.json",
         original: Some(GEMINI),
-        events: &["AfterTool", "BeforeTool"],
+        events: &["AfterTool", "BeforeTool", "BeforeAgent"],
     },
     Case {
         agent: "copilot",
@@ -916,5 +916,35 @@ fn scrub_force_keeps_every_line_a_writer_appends_meanwhile() {
     );
     for l in text.lines() {
         serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+    }
+}
+
+/// The events `agents install` writes and the ones `hook` answers are one table: every
+/// installed event is answered (not refused as unknown), and every agent installs an event
+/// of each kind, the prompt included (Codex and Gemini once lacked theirs).
+#[test]
+fn every_installed_event_is_answered_and_every_kind_is_installed() {
+    use leakhound::agents::{Agent, Stage};
+    let sb = crate::util::Sandbox::new();
+    for agent in Agent::ALL {
+        let events = agent.events();
+        for stage in [Stage::AfterTool, Stage::BeforeTool, Stage::BeforePrompt] {
+            assert!(
+                events.iter().any(|e| e.stage == stage),
+                "{} installs no {stage:?} event",
+                agent.name()
+            );
+        }
+        for e in events {
+            let doc = serde_json::json!({"hook_event_name": e.name});
+            let r = sb.run_stdin(&["hook", agent.name()], Some(doc.to_string().as_bytes()));
+            assert!(
+                r.stderr.contains("the event has no") && !r.stderr.contains("not one leakhound"),
+                "{} {}: {}",
+                agent.name(),
+                e.name,
+                r.stderr
+            );
+        }
     }
 }
