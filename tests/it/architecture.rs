@@ -165,4 +165,10 @@ fn the_model_and_the_writers_stay_below_the_stages() {
     allowed("decode", &[]);
     allowed("rules", &[]);
     allowed("engine", &["rules"]);
+    // One detection step under scan and every masker; the maskers never reach into scan.
+    allowed("detect", &["engine", "decode", "model", "rules"]);
+    allowed(
+        "filter",
+        &["detect", "engine", "model", "decode", "source", "testing"],
+    );
 }
