@@ -7,7 +7,7 @@
 use crate::engine::Match;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The marker that allows every finding on its line.
@@ -288,7 +288,7 @@ pub struct Policy {
     paths: GlobSet,
     regexes: Option<regex::bytes::RegexSet>,
     stopwords: Vec<Vec<u8>>,
-    baseline: HashSet<String>,
+    baseline: Baseline,
 }
 
 impl Policy {
@@ -327,13 +327,13 @@ impl Policy {
                 .iter()
                 .map(|w| w.to_ascii_lowercase().into_bytes())
                 .collect(),
-            baseline: HashSet::new(),
+            baseline: Baseline::default(),
         })
     }
 
     /// Suppress every fingerprint in `fingerprints`.
-    pub fn with_baseline(mut self, fingerprints: HashSet<String>) -> Policy {
-        self.baseline = fingerprints;
+    pub fn with_baseline(mut self, baseline: Baseline) -> Policy {
+        self.baseline = baseline;
         self
     }
 
@@ -355,14 +355,64 @@ impl Policy {
             || (!self.stopwords.is_empty() && crate::engine::has_stopword(secret, &self.stopwords))
     }
 
-    pub fn in_baseline(&self, fingerprint: &str) -> bool {
-        self.baseline.contains(fingerprint)
+    /// Whether the baseline accepts finding `f`.
+    pub fn in_baseline(&self, f: &crate::model::Finding) -> bool {
+        self.baseline
+            .accepts(&f.rule_id, &f.fingerprint, f.secret.bytes())
     }
 }
 
-/// Fingerprints from an earlier report: a JSON report (`{"findings": [...]}`), a JSON array
-/// of findings, or JSON Lines.
-pub fn read_baseline(path: &Path) -> Result<HashSet<String>, PolicyError> {
+/// What a baseline accepts: fingerprints (from an earlier report, tied to the fingerprint key
+/// it was made with), and salted secret hashes by rule (from `--write-baseline`, portable).
+#[derive(Debug, Default)]
+pub struct Baseline {
+    fingerprints: HashSet<String>,
+    hashed: Option<Hashed>,
+}
+
+#[derive(Debug)]
+struct Hashed {
+    salt: Vec<u8>,
+    kdf: crate::model::BaselineKdf,
+    by_rule: HashMap<String, HashSet<String>>,
+    /// Each secret is hashed once per run, however often it is found (by fingerprint).
+    seen: std::sync::Mutex<HashMap<String, bool>>,
+}
+
+impl Baseline {
+    /// Whether the baseline accepts a finding of `rule_id` with `fingerprint` and `secret`.
+    /// Only a finding of a rule the baseline names pays for a hash.
+    pub fn accepts(&self, rule_id: &str, fingerprint: &str, secret: &[u8]) -> bool {
+        if self.fingerprints.contains(fingerprint) {
+            return true;
+        }
+        let Some(h) = &self.hashed else {
+            return false;
+        };
+        let Some(hashes) = h.by_rule.get(rule_id) else {
+            return false;
+        };
+        let mut seen = h.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&known) = seen.get(fingerprint) {
+            return known;
+        }
+        let hit = h
+            .kdf
+            .hash(&h.salt, rule_id, secret)
+            .is_some_and(|x| hashes.contains(&x));
+        seen.insert(fingerprint.to_string(), hit);
+        hit
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fingerprints.is_empty() && self.hashed.is_none()
+    }
+}
+
+/// A baseline: one written by `--write-baseline` (salted secret hashes, portable), or an
+/// earlier report used as one (a JSON report, a JSON array of findings, or JSON Lines), whose
+/// fingerprints hold under the key that made them.
+pub fn read_baseline(path: &Path) -> Result<Baseline, PolicyError> {
     let p = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
         path: p.clone(),
@@ -372,9 +422,14 @@ pub fn read_baseline(path: &Path) -> Result<HashSet<String>, PolicyError> {
         path: p.clone(),
         message,
     };
+    let mut hashed = None;
     let docs: Vec<serde_json::Value> = match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(serde_json::Value::Object(mut o)) => {
-            check_key_id(o.get("fingerprint_key_id")).map_err(invalid)?;
+            if let Some(b) = o.get("baseline") {
+                hashed = Some(hashed_header(b).map_err(invalid)?);
+            } else {
+                check_key_id(o.get("fingerprint_key_id")).map_err(invalid)?;
+            }
             match o.remove("findings") {
                 Some(serde_json::Value::Array(a)) => a,
                 _ => return Err(invalid("a JSON report needs a \"findings\" array".into())),
@@ -392,14 +447,69 @@ pub fn read_baseline(path: &Path) -> Result<HashSet<String>, PolicyError> {
             })
             .collect::<Result<_, _>>()?,
     };
-    docs.iter()
-        .enumerate()
-        .map(|(i, d)| {
-            d.get("fingerprint")
-                .and_then(|f| f.as_str())
-                .map(str::to_string)
-                .ok_or_else(|| invalid(format!("finding {}: no \"fingerprint\"", i + 1)))
-        })
+    let mut out = Baseline::default();
+    for (i, d) in docs.iter().enumerate() {
+        let field = |k: &str| d.get(k).and_then(|f| f.as_str());
+        match (&mut hashed, field("argon2"), field("rule")) {
+            (Some(h), Some(x), Some(rule)) => {
+                h.by_rule
+                    .entry(rule.to_string())
+                    .or_default()
+                    .insert(x.to_string());
+            }
+            _ => {
+                let f = field("fingerprint").ok_or_else(|| {
+                    invalid(format!(
+                        "finding {}: no \"fingerprint\" (or \"rule\" and \"argon2\")",
+                        i + 1
+                    ))
+                })?;
+                out.fingerprints.insert(f.to_string());
+            }
+        }
+    }
+    out.hashed = hashed;
+    Ok(out)
+}
+
+/// The `baseline` header of a written baseline: its salt and hash parameters.
+fn hashed_header(b: &serde_json::Value) -> Result<Hashed, String> {
+    let num = |k: &str| {
+        b.get(k)
+            .and_then(|v| v.as_u64())
+            .and_then(|v| u32::try_from(v).ok())
+    };
+    if b.get("kdf").and_then(|v| v.as_str()) != Some("argon2id") || num("p") != Some(1) {
+        return Err("baseline: only kdf \"argon2id\" with p = 1 is read".into());
+    }
+    let kdf = crate::model::BaselineKdf {
+        m_kib: num("m_kib").ok_or("baseline: no m_kib")?,
+        t: num("t").ok_or("baseline: no t")?,
+    };
+    if !kdf.acceptable() {
+        return Err("baseline: its hash parameters are out of range".into());
+    }
+    let salt = b
+        .get("salt")
+        .and_then(|v| v.as_str())
+        .and_then(unhex)
+        .filter(|s| s.len() >= 8)
+        .ok_or("baseline: no salt (hex, 8 bytes or more)")?;
+    Ok(Hashed {
+        salt,
+        kdf,
+        by_rule: HashMap::new(),
+        seen: Default::default(),
+    })
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
         .collect()
 }
 

@@ -9,7 +9,9 @@ mod reach;
 mod shard;
 mod verdict;
 
-pub use fingerprint::{fingerprint, fingerprint_key_id, hex, keyed_hash, set_fingerprint_key};
+pub use fingerprint::{
+    fingerprint, fingerprint_key_id, hex, keyed_hash, random_salt, set_fingerprint_key, BaselineKdf,
+};
 pub use found::{findings, findings_at, findings_masked, place, Origin};
 pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};

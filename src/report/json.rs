@@ -2,7 +2,9 @@
 //! line). Secrets are redacted unless the report says to show them.
 
 use super::Report;
-use crate::model::{fingerprint_key_id, Finding, ShardNotes, Summary, Warning};
+use crate::model::{
+    fingerprint_key_id, random_salt, BaselineKdf, Finding, ShardNotes, Summary, Warning,
+};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 
@@ -63,19 +65,39 @@ pub(super) fn write_lines(
 
 /// A baseline: what identifies each accepted finding, and nothing of its secret. No context
 /// line and no masked secret: a baseline is committed, and a context can hold other secrets.
+/// Each secret is kept as a salted, memory-hard hash ([`BaselineKdf`]) with no machine's key
+/// in it, so the baseline works on every machine; the same secret in two places hashes once.
 pub fn write_baseline(findings: &[&Finding], out: &mut dyn Write) -> io::Result<()> {
-    let doc = json!({
-        "tool": "leakhound",
-        "version": env!("CARGO_PKG_VERSION"),
-        "fingerprint_key_id": fingerprint_key_id(),
-        "findings": findings.iter().map(|f| json!({
+    let salt = random_salt();
+    let kdf = BaselineKdf::DEFAULT;
+    let mut hashed: std::collections::HashMap<&str, String> = Default::default();
+    let mut entries = Vec::with_capacity(findings.len());
+    for f in findings {
+        let h = match hashed.get(f.fingerprint.as_str()) {
+            Some(h) => h.clone(),
+            None => {
+                let h = kdf
+                    .hash(&salt, &f.rule_id, f.secret.bytes())
+                    .ok_or_else(|| io::Error::other("the baseline hash could not be made"))?;
+                hashed.insert(&f.fingerprint, h.clone());
+                h
+            }
+        };
+        entries.push(json!({
             "rule": f.rule_id,
             "path": f.path(),
             "line": f.line,
             "column": f.column,
-            "fingerprint": f.fingerprint,
+            "argon2": h,
             "provenance": f.provenance,
-        })).collect::<Vec<_>>(),
+        }));
+    }
+    let doc = json!({
+        "tool": "leakhound",
+        "version": env!("CARGO_PKG_VERSION"),
+        "baseline": {"format": 2, "kdf": "argon2id", "m_kib": kdf.m_kib, "t": kdf.t, "p": 1,
+                     "salt": crate::model::hex(&salt)},
+        "findings": entries,
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)?;

@@ -100,7 +100,7 @@ impl<'a> Run<'a> {
     /// File findings as reported, or as suppressed when the baseline knows them.
     pub fn keep(&self, out: &mut Outcome, found: Vec<Finding>) {
         for f in found {
-            if self.policy.in_baseline(&f.fingerprint) {
+            if self.policy.in_baseline(&f) {
                 out.suppressed.push(f);
             } else {
                 self.progress.findings.fetch_add(1, Relaxed);

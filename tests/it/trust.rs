@@ -80,12 +80,15 @@ fn a_baseline_holds_no_context_and_no_secret() {
         serde_json::from_str(&std::fs::read_to_string(sb.path("b.json")).unwrap()).unwrap();
     let f = &b["findings"][0];
     assert_eq!(f["rule"], "github.pat");
-    assert_eq!(f["fingerprint"].as_str().unwrap().len(), 32);
+    assert_eq!(f["argon2"].as_str().unwrap().len(), 32);
     assert!(
-        f.get("context").is_none() && f.get("secret").is_none(),
+        f.get("context").is_none() && f.get("secret").is_none() && f.get("fingerprint").is_none(),
         "{f}"
     );
-    assert!(b["fingerprint_key_id"].is_string());
+    assert_eq!(b["baseline"]["kdf"], "argon2id");
+    assert_eq!(b["baseline"]["salt"].as_str().unwrap().len(), 32);
+    assert!(b.get("fingerprint_key_id").is_none(), "{b}");
+    assert_no_piece(&b.to_string(), &gh, "baseline");
     // It still suppresses what it lists.
     let r = sb.run(&["scan", ".", "--baseline", "b.json"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
@@ -265,8 +268,12 @@ fn fingerprints_are_keyed_and_print_no_entropy() {
     assert_no_piece(&a.to_string(), weak, "jsonl");
 }
 
+/// A written baseline holds no machine's key: one committed on one machine suppresses the
+/// same findings on another (another fingerprint key) with no setup, and a changed secret in
+/// the same place is not suppressed. An earlier *report* used as a baseline still names its
+/// key, and is refused under another one rather than suppressing nothing.
 #[test]
-fn a_baseline_written_under_another_key_is_refused() {
+fn a_baseline_is_portable_and_a_report_under_another_key_is_refused() {
     let sb = Sandbox::new();
     sb.write("a.py", format!("TOKEN = '{}'\n", fake_github(1060)));
     let with_key = |key: &str, args: &[&str]| {
@@ -286,14 +293,26 @@ fn a_baseline_written_under_another_key_is_refused() {
         &["scan", ".", "--write-baseline", "b.json"],
     );
     assert_eq!(code, Some(1));
-    let (code, err) = with_key(
-        "key-one-0123456789abcdef",
-        &["scan", ".", "--baseline", "b.json"],
-    );
-    assert_eq!(code, Some(0), "{err}");
-    let (code, err) = with_key(
+    for key in ["key-one-0123456789abcdef", "key-two-0123456789abcdef"] {
+        let (code, err) = with_key(key, &["scan", ".", "--baseline", "b.json"]);
+        assert_eq!(code, Some(0), "{key}: {err}");
+    }
+    // Another secret where the accepted one was: reported.
+    sb.write("a.py", format!("TOKEN = '{}'\n", fake_github(1061)));
+    let (code, _) = with_key(
         "key-two-0123456789abcdef",
         &["scan", ".", "--baseline", "b.json"],
+    );
+    assert_eq!(code, Some(1));
+    sb.write("a.py", format!("TOKEN = '{}'\n", fake_github(1060)));
+    let (code, _) = with_key(
+        "key-one-0123456789abcdef",
+        &["scan", ".", "--format", "json", "-o", "report.json"],
+    );
+    assert_eq!(code, Some(1));
+    let (code, err) = with_key(
+        "key-two-0123456789abcdef",
+        &["scan", ".", "--baseline", "report.json"],
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("another fingerprint key"), "{err}");
