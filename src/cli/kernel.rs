@@ -176,7 +176,10 @@ pub fn install(a: &KernelInstallArgs) -> Result<i32> {
         None => bail!("the kernelspec {:?} has no argv", a.from),
         // jupyter_client runs a bare `python` as its own interpreter; the proxy is started
         // by this Python, so the kernel it starts is this Python's as well.
-        Some(p) if p.strip_prefix("python").is_some_and(|v| v.bytes().all(|b| b.is_ascii_digit() || b == b'.')) => {
+        Some(p)
+            if p.strip_prefix("python")
+                .is_some_and(|v| v.bytes().all(|b| b.is_ascii_digit() || b == b'.')) =>
+        {
             inner[0] = j.executable.display().to_string();
         }
         Some(_) => {}
@@ -313,7 +316,11 @@ pub fn status(place: &KernelPlace, python: &Path) -> Result<i32> {
                 .flatten()
                 .filter_map(|s| s.as_str())
                 .collect();
-            let after = |flag: &str| argv.iter().position(|a| *a == flag).map(|i| argv.get(i + 1));
+            let after = |flag: &str| {
+                argv.iter()
+                    .position(|a| *a == flag)
+                    .map(|i| argv.get(i + 1))
+            };
             let lh = after("--leakhound").flatten().copied().unwrap_or("");
             let inner = argv
                 .iter()
