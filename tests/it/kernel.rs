@@ -348,3 +348,41 @@ fn the_masker_keeps_clean_documents_byte_for_byte_and_holds_a_secret_in_pieces()
     assert!(out[6].starts_with('E'), "{}", out[6]);
     assert!(!r.stderr.contains(&secret[..10]));
 }
+
+/// Fail closed: with a masker that cannot start, the client gets notices in place of the
+/// kernel's output, and a working session (replies, idle states) to show them in.
+#[test]
+fn a_kernel_whose_masker_fails_withholds_its_output() {
+    require_jupyter();
+    let sb = Sandbox::new();
+    let data = install(&sb);
+    let cred = fake_aws(2604);
+    // leakhound for every command but the masker, which exits at once.
+    let broken = sb.write(
+        "broken-leakhound",
+        format!(
+            "#!/bin/sh\n[ \"$1 $2\" = \"kernel mask\" ] && exit 3\nexec '{}' \"$@\"\n",
+            crate::util::bin().display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = data.join("kernels").join(KERNEL).join("kernel.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&spec).unwrap()).unwrap();
+    let argv = v["argv"].as_array_mut().unwrap();
+    let at = argv.iter().position(|a| a == "--leakhound").unwrap() + 1;
+    argv[at] = broken.to_str().unwrap().into();
+    std::fs::write(&spec, v.to_string()).unwrap();
+
+    let run = drive(&sb, &data, "notebook", KERNEL, "out.ipynb", &cred);
+    let raw = std::fs::read_to_string(sb.path("out.ipynb")).unwrap();
+    if let Some(p) = leaked(&raw, &cred) {
+        panic!("{p:?} is in the notebook:\n{raw}");
+    }
+    if let Some(p) = leaked(&format!("{}{}", run.stdout, run.stderr), &cred) {
+        panic!("{p:?} reached the kernel's log:\n{}", run.stderr);
+    }
+    let nb: Value = serde_json::from_str(&raw).unwrap();
+    let first = nb["cells"][0]["outputs"].to_string();
+    assert!(first.contains("output withheld"), "{first}");
+}

@@ -318,7 +318,7 @@ class Proxy:
             return
         _, _, four, bufs = parts
         try:
-            header, parent = json.loads(four[0]), json.loads(four[1])
+            header, parent, content = json.loads(four[0]), json.loads(four[1]), json.loads(four[3])
         except ValueError:
             return
         pid = parent.get("msg_id")
@@ -333,26 +333,25 @@ class Proxy:
             return
         masked = self.mask(four, bufs)
         if masked is None:
-            masked = self.withheld(header, parent), []
+            masked = self.withheld(header, parent, content), []
         m4, mb = masked
         self.front[ch].send_multipart(idents + [DELIM, self.outer.sign(m4)] + m4 + mb)
 
-    def withheld(self, header, parent):
-        """A stand-in for a message that could not be masked, of the same type, so the
-        client still gets the reply it waits for."""
+    def withheld(self, header, parent, content):
+        """A stand-in for a message that could not be masked, of the same type and with
+        the fields clients read, so the client still gets the reply it waits for."""
         t = header.get("msg_type", "")
+        notice = "leakhound withheld this message: it could not be masked"
         if t == "input_request":
-            content = {"prompt": "[leakhound: prompt withheld] ", "password": False}
-        elif t == "status":
-            content = {"execution_state": "idle"}
+            c = {"prompt": "[leakhound: prompt withheld] ", "password": False}
         else:
-            content = {
-                "status": "error",
-                "ename": "LeakhoundWithheld",
-                "evalue": "leakhound withheld this reply: it could not be masked",
-                "traceback": [],
-            }
-        return [pack(new_header(t, header.get("session", ""))), pack(minimal(parent)), b"{}", pack(content)]
+            c = {"status": "error", "ename": "LeakhoundWithheld", "evalue": notice, "traceback": [notice]}
+            if isinstance(content.get("execution_count"), int):
+                c["execution_count"] = content["execution_count"]
+            if t == "kernel_info_reply":
+                c.update(protocol_version="5.3", implementation="leakhound", implementation_version="",
+                         language_info={"name": ""}, banner=notice)
+        return [pack(new_header(t, header.get("session", ""))), pack(minimal(parent)), b"{}", pack(c)]
 
     def from_iopub(self, frames):
         parts = self.checked(frames)
@@ -375,6 +374,8 @@ class Proxy:
                 self.release(name, b"F" if done else b"I")
         masked = self.mask(four, bufs)
         if masked is None:
+            if t == "execute_input":
+                return  # the client's own code, echoed: nothing is lost
             masked = self.iopub_withheld(header, json.loads(four[1]) if is_json(four[1]) else {}, content), []
         m4, mb = masked
         self.pub.send_multipart(topic + [DELIM, self.outer.sign(m4)] + m4 + mb)
@@ -386,7 +387,7 @@ class Proxy:
             state = content.get("execution_state")
             c = {"execution_state": state if state in ("busy", "idle", "starting") else "idle"}
             return [pack(new_header(t, session)), pack(minimal(parent)), b"{}", pack(c)]
-        c = {"name": "stderr", "text": f"[leakhound: withheld a {t} message that could not be masked]\n"}
+        c = {"name": "stderr", "text": f"[leakhound: withheld output ({t}): it could not be masked]\n"}
         return [pack(new_header("stream", session)), pack(minimal(parent)), b"{}", pack(c)]
 
     def stream(self, topic, header, four, content):
