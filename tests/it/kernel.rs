@@ -197,6 +197,7 @@ fn no_message_on_any_channel_holds_a_piece_of_a_secret() {
         "clean: tab\there ünïcödé 😀 <b>&amp;</b> 12s 50%\nno newline at the end"
     );
 
+    assert_eq!(note(&msgs, "heartbeat")["beating"], true);
     let interrupt = note(&msgs, "interrupt");
     assert_eq!(interrupt["ename"], "KeyboardInterrupt", "{interrupt}");
     assert!(interrupt["seconds"].as_f64().unwrap() < 15.0, "{interrupt}");
