@@ -43,14 +43,7 @@ fn install(sb: &Sandbox) -> PathBuf {
 
 /// The driver in `mode` against `kernel`, with the credential in the kernel's environment
 /// (under names of its own and AWS's), Jupyter's and IPython's files kept in the sandbox.
-fn drive(
-    sb: &Sandbox,
-    data: &Path,
-    mode: &str,
-    kernel: &str,
-    out: &str,
-    cred: &(String, String),
-) -> Run {
+fn drive(sb: &Sandbox, data: &Path, mode: &str, kernel: &str, out: &str, cred: &Creds) -> Run {
     let driver = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel/driver.py");
     let r = to_run(
         Command::new("python3")
@@ -62,10 +55,11 @@ fn drive(
             .env("IPYTHONDIR", sb.path("ipython"))
             // No leakhound.toml of the user's: the built-in rules only.
             .env("XDG_CONFIG_HOME", sb.path("config"))
-            .env("LH_KEY_ID", &cred.0)
-            .env("LH_SECRET", &cred.1)
-            .env("AWS_ACCESS_KEY_ID", &cred.0)
-            .env("AWS_SECRET_ACCESS_KEY", &cred.1)
+            .env("LH_KEY_ID", &cred.id)
+            .env("LH_SECRET", &cred.secret)
+            .env("LH_SECRET2", &cred.second)
+            .env("AWS_ACCESS_KEY_ID", &cred.id)
+            .env("AWS_SECRET_ACCESS_KEY", &cred.secret)
             .output()
             .unwrap(),
     );
@@ -86,12 +80,30 @@ fn pieces(s: &str, n: usize) -> Vec<&str> {
     (0..=s.len() - n).map(|i| &s[i..i + n]).collect()
 }
 
-/// The first piece of the credential found in `text`: any 5 characters of the secret, or 8
-/// of the key id (shorter runs of capitals occur in ordinary output).
-fn leaked<'a>(text: &str, (id, secret): &'a (String, String)) -> Option<&'a str> {
-    pieces(secret, 5)
+/// The credentials a test hands the kernel: a key pair, and a second secret first printed
+/// in pieces.
+struct Creds {
+    id: String,
+    secret: String,
+    second: String,
+}
+
+fn creds(seed: u64) -> Creds {
+    let (id, secret) = fake_aws(seed);
+    Creds {
+        id,
+        secret,
+        second: fake_aws(seed + 1000).1,
+    }
+}
+
+/// The first piece of a credential found in `text`: any 5 characters of a secret, or 8 of
+/// the key id (shorter runs of capitals occur in ordinary output).
+fn leaked<'a>(text: &str, c: &'a Creds) -> Option<&'a str> {
+    pieces(&c.secret, 5)
         .into_iter()
-        .chain(pieces(id, 8))
+        .chain(pieces(&c.second, 5))
+        .chain(pieces(&c.id, 8))
         .find(|p| text.contains(p))
 }
 
@@ -114,6 +126,14 @@ fn stream_text(msgs: &[Value], name: &str) -> String {
         .collect()
 }
 
+/// A notebook cell's source, which nbformat writes as a list of lines.
+fn source(v: &Value) -> String {
+    match v {
+        Value::Array(lines) => lines.iter().filter_map(Value::as_str).collect(),
+        v => v.as_str().unwrap_or_default().to_string(),
+    }
+}
+
 fn note<'a>(msgs: &'a [Value], kind: &str) -> &'a Value {
     msgs.iter()
         .find(|m| m["kind"] == kind)
@@ -122,6 +142,7 @@ fn note<'a>(msgs: &'a [Value], kind: &str) -> &'a Value {
 
 /// The cells of driver.py that put the credential out, each a different way.
 const LEAKY: &[&str] = &[
+    "pieces-new",
     "named",
     "bare",
     "key-id",
@@ -139,8 +160,8 @@ fn no_message_on_any_channel_holds_a_piece_of_a_secret() {
     require_jupyter();
     let sb = Sandbox::new();
     let data = install(&sb);
-    let cred = fake_aws(2601);
-    let (id, secret) = &cred;
+    let cred = creds(2601);
+    let (id, secret) = (&cred.id, &cred.secret);
 
     let reference = drive(&sb, &data, "session", "python3", "direct.jsonl", &cred);
     let direct = lines(&sb.path("direct.jsonl"));
@@ -150,7 +171,8 @@ fn no_message_on_any_channel_holds_a_piece_of_a_secret() {
         assert!(
             all.contains(secret.as_str())
                 || all.contains(id.as_str())
-                || joined.contains(secret.as_str()),
+                || joined.contains(secret.as_str())
+                || joined.contains(cred.second.as_str()),
             "without leakhound, cell {name} should show the credential: {all}"
         );
     }
@@ -220,22 +242,33 @@ fn nbclient_writes_a_masked_notebook() {
     require_jupyter();
     let sb = Sandbox::new();
     let data = install(&sb);
-    let cred = fake_aws(2602);
+    let cred = creds(2602);
     drive(&sb, &data, "notebook", KERNEL, "out.ipynb", &cred);
     let raw = std::fs::read_to_string(sb.path("out.ipynb")).unwrap();
     let nb: Value = serde_json::from_str(&raw).unwrap();
-    let outputs = |i: usize| nb["cells"][i]["outputs"].to_string();
+    // The outputs of the cell whose code holds `code`.
+    let outputs = |code: &str| {
+        nb["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| source(&c["source"]).contains(code))
+            .unwrap_or_else(|| panic!("no cell with {code:?}"))["outputs"]
+            .to_string()
+    };
     if let Some(p) = leaked(&raw, &cred) {
         panic!("{p:?} is in the notebook:\n{raw}");
     }
-    // Cells in driver.py's order, without the input() one: named, bare, ..., result.
-    assert!(outputs(0).contains("aws_secret_access_key = [REDACTED:aws.secret-access-key]"));
+    let named = outputs("print(\"aws_secret_access_key = \" +");
     assert!(
-        outputs(5).contains("\"ename\":\"RuntimeError\""),
-        "{}",
-        outputs(5)
+        named.contains("aws_secret_access_key = [REDACTED:aws.secret-access-key]"),
+        "{named}"
     );
-    assert!(outputs(6).contains("<b>[REDACTED:"), "{}", outputs(6));
+    let raised = outputs("raise RuntimeError");
+    assert!(raised.contains("\"ename\":\"RuntimeError\""), "{raised}");
+    assert!(raised.contains("[REDACTED:"), "{raised}");
+    let shown = outputs("display(HTML");
+    assert!(shown.contains("<b>[REDACTED:"), "{shown}");
     assert!(raw.contains("no newline at the end"));
 }
 
@@ -357,7 +390,7 @@ fn a_kernel_whose_masker_fails_withholds_its_output() {
     require_jupyter();
     let sb = Sandbox::new();
     let data = install(&sb);
-    let cred = fake_aws(2604);
+    let cred = creds(2604);
     // leakhound for every command but the masker, which exits at once.
     let broken = sb.write(
         "broken-leakhound",
