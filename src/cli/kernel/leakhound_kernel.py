@@ -479,12 +479,12 @@ class Proxy:
             events = dict(poller.poll(int(IDLE * 1000) if pending else 200))
             # The kernel's output first: a reply is never sent ahead of output it follows.
             if self.sub in events:
-                self.from_iopub(self.sub.recv_multipart())
+                guarded(self.from_iopub, self.sub.recv_multipart())
             for ch in CHANNELS:
                 if self.back[ch] in events:
-                    self.from_kernel(ch, self.back[ch].recv_multipart())
+                    guarded(self.from_kernel, ch, self.back[ch].recv_multipart())
                 if self.front[ch] in events:
-                    self.from_client(ch, self.front[ch].recv_multipart())
+                    guarded(self.from_client, ch, self.front[ch].recv_multipart())
             # Heartbeats are echoed by the kernel itself, so they say whether it is alive.
             if self.front["hb"] in events:
                 self.back["hb"].send_multipart(self.front["hb"].recv_multipart())
@@ -518,6 +518,18 @@ class Proxy:
             os.unlink(self.inner_file)
         except OSError:
             pass
+
+
+def guarded(handle, *args):
+    """Handle one message; one the proxy cannot handle (JSON of an unexpected shape) is
+    dropped, never forwarded as it was, and the session goes on. The log names the error's
+    type only: its text could quote the message."""
+    try:
+        handle(*args)
+    except (zmq.ZMQError, OSError):
+        raise
+    except Exception as e:
+        log(f"dropped a message it could not handle ({type(e).__name__})")
 
 
 def minimal(parent):
