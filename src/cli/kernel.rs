@@ -1,6 +1,6 @@
 //! `kernel install|uninstall|status`, and the masker behind the kernel proxy (`kernel mask`).
 //!
-//! The kernelspec starts `kernel/leakhound_kernel.py` (embedded here, written next to
+//! The kernelspec starts `cli/kernel/leakhound_kernel.py` (embedded here, written next to
 //! `kernel.json`), a Python proxy that sits between a Jupyter client and the original kernel,
 //! relays the five channels, and has every message the kernel sends masked by one
 //! `leakhound kernel mask` process for the whole session (see docs/jupyter.md). The proxy
