@@ -7,7 +7,8 @@
 #
 # Installs (as root, or through sudo when it is there): from Debian, git, docker-registry,
 # skopeo, htpasswd (apache2-utils), python3 and pip; from PyPI, the pinned versions below
-# (moto, werkzeug, pre-commit, mcp, kubernetes-validate, check-jsonschema).
+# (moto, werkzeug, pre-commit, mcp, kubernetes-validate, check-jsonschema, and Jupyter's
+# ipykernel, jupyter_client, pyzmq, nbclient, nbformat).
 # The pins are what the tests were written against: moto's error bodies and werkzeug's
 # server shape what the validation tests see; the MCP SDK's client and server are what the
 # mcp-proxy tests run a session between.
@@ -31,6 +32,13 @@ MCP=2.3.0
 # bundles them) and GitHub Actions' and GitLab CI's (vendored in check-jsonschema).
 KUBERNETES_VALIDATE=1.37.0
 CHECK_JSONSCHEMA=0.39.0
+# The kernel tests run a real ipykernel behind the proxy and drive it with jupyter_client and
+# nbclient: their wire protocol (and ipykernel's capture of fd 1) is what the proxy relays.
+IPYKERNEL=7.4.0
+JUPYTER_CLIENT=8.10.0
+PYZMQ=27.3.0
+NBCLIENT=0.11.0
+NBFORMAT=5.11.1
 
 install_only=false
 cargo_args=()
@@ -84,7 +92,9 @@ sys.exit(any(version(p) != v for p, v in (a.split("==") for a in sys.argv[1:])))
 EOF
 }
 pins=("moto==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT" "mcp==$MCP"
-  "kubernetes-validate==$KUBERNETES_VALIDATE" "check-jsonschema==$CHECK_JSONSCHEMA")
+  "kubernetes-validate==$KUBERNETES_VALIDATE" "check-jsonschema==$CHECK_JSONSCHEMA"
+  "ipykernel==$IPYKERNEL" "jupyter_client==$JUPYTER_CLIENT" "pyzmq==$PYZMQ"
+  "nbclient==$NBCLIENT" "nbformat==$NBFORMAT")
 have_versions "${pins[@]}" || pip_install "moto[server]==$MOTO" "${pins[@]:1}"
 # pyenv finds new console scripts (pre-commit) only after a rehash.
 for tool in pre-commit kubernetes-validate check-jsonschema; do

@@ -72,6 +72,10 @@ pub enum Command {
     /// Copilot CLI, Cursor), report them, or scrub the agents' transcripts.
     #[command(subcommand)]
     Agents(AgentsCommand),
+    /// Install, remove or report a Jupyter kernelspec whose kernel runs behind leakhound's
+    /// masker: no message any client receives holds a secret. See docs/jupyter.md.
+    #[command(subcommand)]
+    Kernel(KernelCommand),
     /// Check the credentials in an earlier JSON Lines report (written with --show-secrets)
     /// and write it again with each one's `validation`.
     Validate {
@@ -443,6 +447,80 @@ pub struct ScrubOpts {
     pub force: bool,
     #[command(flatten)]
     pub rules: RulesArgs,
+}
+
+#[derive(Subcommand)]
+pub enum KernelCommand {
+    /// Write a kernelspec (default `leakhound-python3`) that starts the original kernel
+    /// (default `python3`) behind a masking proxy.
+    Install(KernelInstallArgs),
+    /// Remove a kernelspec written by `kernel install`, and only such a one.
+    Uninstall {
+        /// The kernelspec to remove.
+        #[arg(long, default_value = "leakhound-python3")]
+        name: String,
+        #[command(flatten)]
+        place: KernelPlace,
+        /// The Python whose Jupyter paths are used.
+        #[arg(long, value_name = "PYTHON", default_value = "python3")]
+        python: PathBuf,
+    },
+    /// Every leakhound kernelspec Jupyter would find (or those at the place given), with the
+    /// kernel it wraps and whether its leakhound and Python still exist.
+    Status {
+        #[command(flatten)]
+        place: KernelPlace,
+        /// The Python whose Jupyter paths are searched.
+        #[arg(long, value_name = "PYTHON", default_value = "python3")]
+        python: PathBuf,
+    },
+    /// The masker behind the kernel proxy: one request per line on stdin, one answer per line
+    /// on stdout, one masking context for the whole session (internal).
+    #[command(hide = true)]
+    Mask {
+        #[command(flatten)]
+        rules: RulesArgs,
+    },
+}
+
+#[derive(Args)]
+pub struct KernelInstallArgs {
+    /// The kernelspec to wrap.
+    #[arg(long = "from", value_name = "KERNEL", default_value = "python3")]
+    pub from: String,
+    /// The new kernelspec's name (default: leakhound-KERNEL).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The name clients show (default: the wrapped kernel's, with " (leakhound)").
+    #[arg(long, value_name = "TEXT")]
+    pub display_name: Option<String>,
+    #[command(flatten)]
+    pub place: KernelPlace,
+    /// The Python that finds the wrapped kernelspec and runs the proxy (needs jupyter_client
+    /// and pyzmq).
+    #[arg(long, value_name = "PYTHON", default_value = "python3")]
+    pub python: PathBuf,
+    /// The masker's config file, named in the kernelspec (default: the user's or system's).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Replace a leakhound kernelspec of the same name.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Where a kernelspec lives, as `jupyter kernelspec install` names it (default: the user's).
+#[derive(Args)]
+#[group(multiple = false)]
+pub struct KernelPlace {
+    /// The user's Jupyter data directory (~/.local/share/jupyter).
+    #[arg(long)]
+    pub user: bool,
+    /// The Python environment's (sys.prefix/share/jupyter).
+    #[arg(long)]
+    pub sys_prefix: bool,
+    /// DIR/share/jupyter.
+    #[arg(long, value_name = "DIR")]
+    pub prefix: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]

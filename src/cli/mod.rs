@@ -5,13 +5,14 @@
 mod agents;
 mod args;
 mod hook;
+mod kernel;
 mod mcp;
 mod scan;
 mod setup;
 mod stream;
 mod tools;
 
-use args::{AgentsCommand, Cli, Command, ReportCommand, RulesCommand};
+use args::{AgentsCommand, Cli, Command, KernelCommand, ReportCommand, RulesCommand};
 use clap::Parser;
 
 pub use crate::deliver::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
@@ -62,6 +63,14 @@ pub fn main() -> i32 {
         Command::Agents(AgentsCommand::Scrub { agents: a, opts }) => {
             agents::scrub_agents(&a, &opts)
         }
+        Command::Kernel(KernelCommand::Install(a)) => kernel::install(&a),
+        Command::Kernel(KernelCommand::Uninstall {
+            name,
+            place,
+            python,
+        }) => kernel::uninstall(&name, &place, &python),
+        Command::Kernel(KernelCommand::Status { place, python }) => kernel::status(&place, &python),
+        Command::Kernel(KernelCommand::Mask { rules }) => kernel::mask(&rules),
         Command::Validate {
             report,
             output,

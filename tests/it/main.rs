@@ -26,6 +26,7 @@ mod gitleaks;
 mod golden;
 mod hooks;
 mod image;
+mod kernel;
 mod loss;
 mod mcp_proxy;
 mod merge;
