@@ -42,8 +42,11 @@ impl Node {
         }
     }
 
+    /// The member named `key`; of duplicates, the last, which is the one the agents read
+    /// (`JSON.parse` and serde both keep the last): hooks written into an earlier duplicate
+    /// would never run while `agents status` said installed.
     pub fn get(&self, key: &str) -> Option<&Member> {
-        self.members()?.iter().find(|m| m.key == key)
+        self.members()?.iter().rev().find(|m| m.key == key)
     }
 
     /// The children's spans: members from key to value end, items whole.
@@ -383,6 +386,14 @@ mod tests {
         );
         assert!(parse("{\"a\": }").is_none());
         assert!(parse("[1, 2").is_none());
+    }
+
+    #[test]
+    fn of_duplicate_keys_the_last_is_the_one_read() {
+        let doc = r#"{"hooks": {"A": 1}, "x": 2, "hooks": {"B": 3}}"#;
+        let root = parse(doc).unwrap();
+        let hooks = &root.get("hooks").unwrap().value;
+        assert_eq!(&doc[hooks.start..hooks.end], r#"{"B": 3}"#);
     }
 
     #[test]
