@@ -61,14 +61,21 @@ impl BaselineKdf {
 /// 16 random bytes: a new baseline's salt.
 pub fn random_salt() -> [u8; 16] {
     let mut k = [0u8; 16];
+    k.copy_from_slice(&random_32()[..16]);
+    k
+}
+
+/// 32 bytes from the system's randomness, or (without one) a hash of the time and the
+/// process id: still unguessable enough to differ per process.
+fn random_32() -> [u8; 32] {
+    let mut k = [0u8; 32];
     let random = std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut k));
     if random.is_err() {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
-        let d: [u8; 32] = Sha256::digest(format!("{t:?}{}", std::process::id())).into();
-        k.copy_from_slice(&d[..16]);
+        k = Sha256::digest(format!("{t:?}{}", std::process::id())).into();
     }
     k
 }
@@ -85,19 +92,7 @@ pub fn set_fingerprint_key(key: &[u8]) -> bool {
 /// The key set by [`set_fingerprint_key`]; without one, a random key for this process only:
 /// fingerprints then compare within the run but not across runs (the CLI always sets one).
 fn fingerprint_key() -> &'static [u8; 32] {
-    FINGERPRINT_KEY.get_or_init(|| {
-        let mut k = [0u8; 32];
-        let random = std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut k));
-        if random.is_err() {
-            // No randomness source: still unguessable enough to be different per process.
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default();
-            k = Sha256::digest(format!("{t:?}{}", std::process::id())).into();
-        }
-        k
-    })
+    FINGERPRINT_KEY.get_or_init(random_32)
 }
 
 fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {

@@ -4,18 +4,7 @@
 //! another line, another file, a JSON key, a later message), and no piece of five characters
 //! may be left anywhere.
 
-use crate::util::{fake_aws, fake_github, Sandbox};
-
-/// Fails when `out` holds any run of 5 or more characters of `secret`.
-fn assert_no_piece(out: &str, secret: &str, what: &str) {
-    for w in secret.as_bytes().windows(5) {
-        let piece = std::str::from_utf8(w).unwrap();
-        assert!(
-            !out.contains(piece),
-            "{what}: a piece of a secret ({piece}) is in the output:\n{out}"
-        );
-    }
-}
+use crate::util::{assert_no_piece, fake_aws, fake_github, Sandbox};
 
 /// A sandbox whose HOME is its own (no user config leaks in), holding a hostile
 /// `leakhound.toml` that would disable every rule and allow everything.

@@ -2,7 +2,7 @@
 //! dump, one credential found in all three, merged into one entry per credential.
 
 use crate::git::Repo;
-use crate::util::{fake_aws, fake_github, Run};
+use crate::util::{assert_no_piece, fake_aws, fake_github, Run};
 use serde_json::Value;
 
 const KEY: &str = "merge-test-fingerprint-key-0123456789";
@@ -179,17 +179,6 @@ fn reports_made_with_different_keys_or_not_reports_are_refused() {
     assert!(r.stderr.contains("notes.txt:1"), "{}", r.stderr);
     let r = leakhound(&repo, &["report", "merge", "missing.jsonl"]);
     assert_eq!(r.code, 2);
-}
-
-/// Every 5-character piece of `secret` is absent from `out`.
-fn assert_no_piece(out: &str, secret: &str, what: &str) {
-    for w in secret.as_bytes().windows(5) {
-        let piece = std::str::from_utf8(w).unwrap();
-        assert!(
-            !out.contains(piece),
-            "{what}: a piece of a secret ({piece}) is in the output:\n{out}"
-        );
-    }
 }
 
 fn mode(p: &std::path::Path) -> u32 {

@@ -86,6 +86,18 @@ pub fn to_run(o: Output) -> Run {
     }
 }
 
+/// Fails when `out` holds any run of 5 or more characters of `secret`: the masking promise is
+/// "no piece", not "not whole".
+pub fn assert_no_piece(out: &str, secret: &str, what: &str) {
+    for w in secret.as_bytes().windows(5) {
+        let piece = std::str::from_utf8(w).unwrap();
+        assert!(
+            !out.contains(piece),
+            "{what}: a piece of a secret ({piece}) is in the output:\n{out}"
+        );
+    }
+}
+
 /// Fake credentials for tests, fresh per call.
 pub fn fake_aws(seed: u64) -> (String, String) {
     let mut r = crate::synth::Rng::new(seed);
