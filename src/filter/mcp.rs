@@ -78,9 +78,31 @@ const INTERNAL_ERROR: i64 = -32603;
 /// the engine panicked, or the masked copy changed more than string bodies. Values `masking`
 /// knows from earlier messages are masked here too.
 pub fn mask_message(masking: &Masking, name: &str, line: &[u8]) -> Option<Message> {
+    mask_line(masking, name, line, false)
+}
+
+/// [`mask_message`] for a line the sender never ended (it exited mid-line): a text that is
+/// not JSON may stop in the middle of a token, and a tail that could begin a secret is masked
+/// as `partial`, as `filter` does at the end of a stream.
+pub fn mask_last_message(masking: &Masking, name: &str, line: &[u8]) -> Option<Message> {
+    mask_line(masking, name, line, true)
+}
+
+fn mask_line(masking: &Masking, name: &str, line: &[u8], cut: bool) -> Option<Message> {
     let json = catch_unwind(AssertUnwindSafe(|| masking.json(name, line))).ok()?;
     let Some(masked) = json else {
-        let masked = catch_unwind(AssertUnwindSafe(|| masking.text(name, line))).ok()?;
+        let text = || {
+            if !cut {
+                return masking.text(name, line);
+            }
+            let mut s = masking.stream(name);
+            let (mut bytes, mut findings) = s.push(line);
+            let (rest, more) = s.finish();
+            bytes.extend(rest);
+            findings.extend(more);
+            Masked { bytes, findings }
+        };
+        let masked = catch_unwind(AssertUnwindSafe(text)).ok()?;
         return Some(Message {
             masked,
             as_text: true,
@@ -351,8 +373,11 @@ impl Proxy<'_> {
                 // Not masked on the way, but what it holds is known from now on.
                 masking.learn(&line);
             }
-            let r = relay(&line, dir, self.opts, |b| {
-                mask_message(&masking, dir.sender(), b)
+            // A last line without its end: the sender stopped mid-line.
+            let cut = !line.ends_with(b"\n");
+            let r = relay(&line, dir, self.opts, |b| match cut {
+                true => mask_last_message(&masking, dir.sender(), b),
+                false => mask_message(&masking, dir.sender(), b),
             });
             for f in &r.findings {
                 self.sink.finding(f);
@@ -450,6 +475,19 @@ mod tests {
 
     fn fwd(r: &Relayed) -> String {
         String::from_utf8(r.forward.clone().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_line_cut_off_mid_token_lets_no_piece_out() {
+        let e = engine();
+        let m = Masking::new(&e);
+        // The server died while writing a key id: what arrived is not JSON and not a whole
+        // token, and could still be the beginning of one.
+        let cut = format!("{{\"jsonrpc\":\"2.0\",\"result\":\"key {}", &KEY[..14]);
+        let out = mask_last_message(&m, "t", cut.as_bytes()).unwrap();
+        let text = String::from_utf8(out.masked.bytes).unwrap();
+        assert!(!text.contains(&KEY[..8]), "{text}");
+        assert!(text.ends_with("[REDACTED:partial]"), "{text}");
     }
 
     #[test]

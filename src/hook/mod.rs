@@ -78,7 +78,7 @@ pub enum HookError {
 }
 
 /// One event, parsed.
-#[derive(Debug)]
+/// No derived `Debug`: the document is the agent's event, secrets and all.
 pub struct Event {
     agent: Agent,
     /// The event's name as the agent spells it (`PostToolUse`, `postToolUse`,
@@ -86,6 +86,17 @@ pub struct Event {
     name: String,
     kind: Kind,
     doc: serde_json::Map<String, Value>,
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event")
+            .field("agent", &self.agent)
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("doc", &format_args!("<{} fields>", self.doc.len()))
+            .finish()
+    }
 }
 
 /// What was done with an event, for the audit log.
@@ -411,6 +422,17 @@ mod tests {
                 assert!(!shown.contains(piece), "{piece:?} in {shown}");
             }
         }
+    }
+
+    #[test]
+    fn an_events_debug_shows_no_field_of_it() {
+        let event = json!({"hook_event_name": "UserPromptSubmit", "prompt": format!("k {SECRET}")});
+        let ev = parse(Agent::Claude, event.to_string().as_bytes()).unwrap();
+        let shown = format!("{ev:?}");
+        assert!(
+            !shown.contains(&SECRET[..5]) && shown.contains("UserPromptSubmit"),
+            "{shown}"
+        );
     }
 
     #[test]
