@@ -254,7 +254,8 @@ fn blob(name: &str, body: Vec<u8>) -> Blob {
 const MAX_BODY: u64 = 1 << 20;
 
 /// One HTTP/1.1 request to an `http://` URL: (status, body). Connect, write and each read
-/// are bounded by `timeout`.
+/// are bounded by `timeout`, and the whole request by twice that: an endpoint that drips a
+/// byte at a time cannot hold a runtime audit for long.
 pub fn http(
     method: &str,
     url: &str,
@@ -280,6 +281,7 @@ pub fn http(
         .map_err(|e| e.to_string())?
         .next()
         .ok_or_else(|| format!("{authority}: no address"))?;
+    let deadline = std::time::Instant::now() + 2 * timeout;
     let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(timeout))
         .map_err(|e| e.to_string())?;
@@ -297,9 +299,25 @@ pub fn http(
     req.push_str("\r\n");
     s.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
     let mut raw = Vec::new();
-    s.take(MAX_BODY + (16 << 10))
-        .read_to_end(&mut raw)
-        .map_err(|e| e.to_string())?;
+    let mut buf = [0u8; 16 << 10];
+    let limit = (MAX_BODY + (16 << 10)) as usize;
+    while raw.len() < limit {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(format!(
+                "no complete answer within {} ms",
+                (2 * timeout).as_millis()
+            ));
+        }
+        s.set_read_timeout(Some(left.min(timeout)))
+            .map_err(|e| e.to_string())?;
+        match s.read(&mut buf[..(limit - raw.len()).min(16 << 10)]) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
     let head_end = memchr::memmem::find(&raw, b"\r\n\r\n").ok_or("no HTTP answer")?;
     let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
     let status: u16 = head
@@ -357,6 +375,35 @@ mod tests {
         assert!(!is_role_name("../etc"));
         assert!(!is_role_name(""));
         assert_eq!(dechunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"), b"abcde");
+    }
+
+    #[test]
+    fn a_slow_drip_endpoint_meets_the_whole_request_deadline() {
+        use std::io::Write;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        // One byte every 50 ms, each well within the per-read timeout, for up to 20 s.
+        let server = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            for _ in 0..400 {
+                if c.write_all(b"x").is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let start = std::time::Instant::now();
+        let r = http(
+            "GET",
+            &format!("http://127.0.0.1:{port}/"),
+            &[],
+            Duration::from_millis(300),
+        );
+        let took = start.elapsed();
+        assert!(r.unwrap_err().contains("no complete answer"));
+        // The deadline is 600 ms; the drip would last 20 s.
+        assert!(took < Duration::from_secs(10), "{took:?}");
+        drop(server);
     }
 
     #[test]
