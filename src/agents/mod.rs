@@ -17,6 +17,7 @@
 //!
 //! leakhound's entries are the ones whose command holds `leakhound hook`.
 
+pub mod codex;
 mod json;
 mod settings;
 
@@ -284,23 +285,8 @@ impl Env {
             .unwrap_or_else(|| self.home.join(".claude"))
     }
 
-    /// Whether Codex trusts the hooks in `hooks` (its hooks.json): Codex skips a hook it has
-    /// not trusted, silently, and keeps its trust in `config.toml` as
-    /// `[hooks.state."<hooks.json>:post_tool_use:0:0"] trusted_hash = "sha256:…"`. leakhound
-    /// cannot write that entry itself (the hash is Codex's own, of the command as it read it);
-    /// it can only tell whether one is there.
-    pub fn codex_trusts(&self, hooks: &Path) -> bool {
-        let Ok(config) = std::fs::read_to_string(self.codex_home().join("config.toml")) else {
-            return false;
-        };
-        let key = format!("{}:post_tool_use:", hooks.display());
-        config.lines().any(|l| l.contains(&key))
-            && config
-                .lines()
-                .any(|l| l.trim_start().starts_with("trusted_hash"))
-    }
-
-    fn codex_home(&self) -> PathBuf {
+    /// Codex's home: `CODEX_HOME`, else `~/.codex`.
+    pub fn codex_home(&self) -> PathBuf {
         self.codex_home
             .clone()
             .unwrap_or_else(|| self.home.join(".codex"))

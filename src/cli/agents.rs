@@ -55,6 +55,7 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
     let env = env()?;
     let scope: Scope = a.scope.into();
     let list = chosen(&a.agents, |ag| ag.detected(scope, &env));
+    let list_for_apply = list.clone();
     if list.is_empty() {
         eprintln!(
             "leakhound: no agent folder found at {} scope; name one with --agent",
@@ -64,7 +65,7 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
     }
     let code = apply(
         a,
-        list,
+        list_for_apply,
         |agent| agents::plan_install(agent, scope, &env, &command_for(agent)?).map_err(Into::into),
         "already installed in",
         |agent, plan| {
@@ -80,19 +81,48 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
                 events.join(", "),
                 shown(&plan.path)
             );
-            if agent == Agent::Codex && !env.codex_trusts(&plan.path) {
-                eprintln!(
-                    "leakhound: warning: codex: NOT PROTECTING YET. Codex skips a hook it has not \
-                     trusted, silently (a headless `codex exec` too): run `codex`, open /hooks \
-                     and trust leakhound's hooks; `leakhound agents status` says when it is done"
-                );
-            }
         },
     )?;
-    if !a.dry_run {
-        notes(&env)?;
+    if a.dry_run {
+        return Ok(code);
     }
+    let mut code = code;
+    if list.contains(&Agent::Codex) && Agent::Codex.settings_file(scope, &env).is_file() {
+        code = code.max(trust_codex(&env, &Agent::Codex.settings_file(scope, &env)));
+    }
+    notes(&env)?;
     Ok(code)
+}
+
+/// Have Codex trust the hooks just installed (it skips untrusted ones without a word); when
+/// that cannot be done, say that Codex is not protected and exactly what to run.
+fn trust_codex(env: &Env, hooks_json: &std::path::Path) -> i32 {
+    let result = match agents::codex::find_codex() {
+        Some(codex) => agents::codex::trust(&codex, env, hooks_json),
+        None => Err(agents::codex::TrustError::NoCodex),
+    };
+    match result {
+        Ok(t) => {
+            eprintln!(
+                "leakhound: codex: Codex trusts leakhound's {} hooks (their hashes, from `codex \
+                 app-server`, are in {})",
+                t.hooks,
+                shown(&env.codex_home().join("config.toml"))
+            );
+            EXIT_CLEAN
+        }
+        Err(e) => {
+            eprintln!(
+                "leakhound: error: codex: NOT PROTECTING: the hooks are written but Codex has not \
+                 trusted them, and Codex skips an untrusted hook without a word (`codex exec` \
+                 too). {}. Put `codex` on PATH and run `leakhound agents install --agent codex` \
+                 again, or run `codex`, open /hooks and trust leakhound's hooks; `leakhound \
+                 agents status` says when it is done",
+                printable(&e.to_string())
+            );
+            EXIT_ERROR
+        }
+    }
 }
 
 pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
@@ -101,7 +131,15 @@ pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
     let list = chosen(&a.agents, |ag| {
         ag.detected(scope, &env) || ag.settings_file(scope, &env).exists()
     });
-    apply(
+    // Codex's trust in the hooks, keyed by their places in hooks.json: read before they go.
+    let codex_hooks = Agent::Codex.settings_file(scope, &env);
+    let codex_keys = match list.contains(&Agent::Codex) {
+        true => std::fs::read_to_string(&codex_hooks)
+            .map(|t| agents::codex::keys_in(&codex_hooks, &t))
+            .unwrap_or_default(),
+        false => Vec::new(),
+    };
+    let code = apply(
         a,
         list,
         |agent| {
@@ -119,7 +157,37 @@ pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
             };
             eprintln!("leakhound: {}: {}: {what}", agent.name(), shown(&plan.path));
         },
-    )
+    )?;
+    if !a.dry_run && !codex_keys.is_empty() {
+        untrust_codex(&env, &codex_keys);
+    }
+    Ok(code)
+}
+
+/// Take the trust entries of leakhound's former Codex hooks out of config.toml.
+fn untrust_codex(env: &Env, keys: &[String]) {
+    let config = env.codex_home().join("config.toml");
+    let Ok(before) = std::fs::read_to_string(&config) else {
+        return;
+    };
+    let after = agents::codex::without_trust(&before, keys);
+    if after == before {
+        return;
+    }
+    let keep = crate::write::Keep {
+        permissions: std::fs::metadata(&config).ok().map(|m| m.permissions()),
+        modified: None,
+    };
+    match crate::write::replace(&config, after.as_bytes(), keep, || Ok(true)) {
+        Ok(_) => eprintln!(
+            "leakhound: codex: {}: removed the trust of leakhound's hooks",
+            shown(&config)
+        ),
+        Err(e) => eprintln!(
+            "leakhound: warning: codex: {}: could not remove the trust of leakhound's hooks: {e}",
+            shown(&config)
+        ),
+    }
 }
 
 /// Plan each agent's change, then show it (`--dry-run`) or make it and say what was done; an
@@ -169,6 +237,29 @@ fn apply(
         done(agent, &plan);
     }
     Ok(if errors > 0 { EXIT_ERROR } else { EXIT_CLEAN })
+}
+
+/// Why Codex does not run leakhound's hooks in `hooks_json`, if it does not: Codex's own
+/// answer when `codex` is on PATH, else whether config.toml holds a hash for each of them.
+fn codex_untrusted(env: &Env, hooks_json: &std::path::Path) -> Option<String> {
+    let Some(codex) = agents::codex::find_codex() else {
+        return (!agents::codex::config_holds_hashes(env, hooks_json)).then(|| {
+            "config.toml holds no trusted hash for leakhound's hooks (`codex` is not on PATH \
+             to ask)"
+                .to_string()
+        });
+    };
+    match agents::codex::status(&codex, env, hooks_json) {
+        Ok(t) if t.complete() => None,
+        Ok(t) => Some(format!(
+            "Codex trusts {} of leakhound's {} hooks",
+            t.trusted, t.hooks
+        )),
+        Err(e) => Some(format!(
+            "could not ask Codex: {}",
+            printable(&e.to_string())
+        )),
+    }
 }
 
 /// Agents that run each other's hooks, when leakhound is installed in both.
@@ -226,13 +317,15 @@ pub fn status(named: &[AgentArg], scope: Option<ScopeArg>) -> Result<i32> {
             printable(&hooks),
             shown(&st.path)
         )?;
-        if st.agent == Agent::Codex && !st.installed.is_empty() && !env.codex_trusts(&st.path) {
-            writeln!(
-                out,
-                "  warning: codex skips hooks it has not trusted, without a word: until you \
-                 trust them (run `codex`, then /hooks, and accept leakhound's), Codex runs \
-                 unprotected"
-            )?;
+        if st.agent == Agent::Codex && !st.installed.is_empty() {
+            if let Some(why) = codex_untrusted(&env, &st.path) {
+                writeln!(
+                    out,
+                    "  warning: codex: NOT PROTECTING: {why}; Codex skips an untrusted hook \
+                     without a word. Run `leakhound agents install --agent codex` with `codex` \
+                     on PATH, or run `codex`, then /hooks, and trust leakhound's hooks"
+                )?;
+            }
         }
         for c in &st.stale {
             writeln!(
