@@ -8,7 +8,8 @@
 # Installs (as root, or through sudo when it is there): from Debian, git, docker-registry,
 # skopeo, htpasswd (apache2-utils), python3 and pip; from PyPI, the pinned versions below
 # (moto, werkzeug, pre-commit, mcp, kubernetes-validate, check-jsonschema, and Jupyter's
-# ipykernel, jupyter_client, pyzmq, nbclient, nbformat).
+# ipykernel, jupyter_client, pyzmq, nbclient, nbformat); from npm, TypeScript with the Claude
+# Agent SDK's types, and the four coding agents the real-agent suite runs.
 # The pins are what the tests were written against: moto's error bodies and werkzeug's
 # server shape what the validation tests see; the MCP SDK's client and server are what the
 # mcp-proxy tests run a session between.
@@ -39,6 +40,13 @@ JUPYTER_CLIENT=8.10.0
 PYZMQ=27.3.0
 NBCLIENT=0.11.0
 NBFORMAT=5.11.1
+# The real-agent suite (tests/it/real_agents.rs, tests/e2e/) runs the agents themselves, from
+# npm, against a fake model on 127.0.0.1. Pinned: Claude Code before 2.1.121 ignores a hook's
+# rewritten tool output, and npm's cache can serve an old one.
+CLAUDE_CODE=2.1.332
+CODEX=0.171.0
+GEMINI_CLI=0.61.0
+COPILOT_CLI=1.0.102
 
 install_only=false
 cargo_args=()
@@ -115,6 +123,25 @@ grep -qs "\"version\": \"$CLAUDE_AGENT_SDK\"" "$types/@anthropic-ai/claude-agent
       "typescript@$TYPESCRIPT" "@anthropic-ai/claude-agent-sdk@$CLAUDE_AGENT_SDK" \
       "@anthropic-ai/sdk@$ANTHROPIC_SDK" "@modelcontextprotocol/sdk@$MCP_SDK" "zod@$ZOD"
   }
+# ---- agents: the real coding agents, from npm, into target/e2e-agents (tests/e2e/agents.py)
+agents_dir=target/e2e-agents
+agents_pins=("@anthropic-ai/claude-code@$CLAUDE_CODE" "@openai/codex@$CODEX"
+  "@google/gemini-cli@$GEMINI_CLI" "@github/copilot@$COPILOT_CLI")
+agents_have() {
+  local spec name version
+  for spec in "${agents_pins[@]}"; do
+    name=${spec%@*} version=${spec##*@}
+    grep -qs "\"version\": \"$version\"" "$agents_dir/node_modules/$name/package.json" || return 1
+  done
+}
+agents_have || {
+  echo "tests/run.sh: installing from npm: ${agents_pins[*]}" >&2
+  mkdir -p "$agents_dir"
+  [ -f "$agents_dir/package.json" ] || echo '{"private": true}' >"$agents_dir/package.json"
+  npm install --prefix "$agents_dir" --no-audit --no-fund --silent "${agents_pins[@]}"
+}
+# ---- end agents
+
 command -v cargo >/dev/null || { echo "tests/run.sh: cargo is required (a rustup toolchain)" >&2; exit 1; }
 
 $install_only && exit 0

@@ -47,6 +47,7 @@ class Claude:
             "ANTHROPIC_API_KEY": "fake-key-for-the-fake-model",
             "IS_SANDBOX": "1",
             "ENABLE_TOOL_SEARCH": "false",
+            "MCP_TIMEOUT": "120000",
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_TELEMETRY": "1",
@@ -92,6 +93,11 @@ class Codex:
                 f"command = {toml_str(argv[0])}",
                 f"args = [{', '.join(toml_str(a) for a in argv[1:])}]",
                 "env = { " + ", ".join(f"{k} = {toml_str(v)}" for k, v in senv.items()) + " }",
+                # Python and the MCP SDK take seconds to start on a loaded machine; Codex would
+                # go on without the server after its default 10 s.
+                "startup_timeout_sec = 120",
+                # Wait for the server to list its tools before the first turn.
+                'startup_readiness = "catalog"',
             ]
         ours.append("# --- end e2e harness")
         if "# --- e2e harness" in old:
@@ -102,3 +108,74 @@ class Codex:
 
 
 AGENTS["codex"] = Codex
+
+
+def merge_json(path, update):
+    """Write `update`'s keys into the JSON file at `path`, keeping what leakhound's install
+    (or anything else) put there."""
+    data = json.loads(path.read_text()) if path.exists() else {}
+    for k, v in update.items():
+        if isinstance(v, dict) and isinstance(data.get(k), dict):
+            data[k].update(v)
+        else:
+            data[k] = v
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
+
+
+class Gemini:
+    """Gemini CLI: GOOGLE_GEMINI_BASE_URL with an API key, the workspace trusted, `--yolo`."""
+
+    name = "gemini"
+    bin = "gemini"
+    results_in = tool_results(fake.gemini_results)
+
+    def configure(self, ws, model_url, mcp_servers, prompt, env):
+        merge_json(ws.home / ".gemini" / "settings.json", {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            "mcpServers": {name: {"command": argv[0], "args": argv[1:], "env": senv, "trust": True}
+                           for name, argv, senv in mcp_servers},
+        })
+        argv = ["gemini", "-p", prompt, "--yolo", "--output-format", "json"]
+        extra = {
+            "GOOGLE_GEMINI_BASE_URL": model_url,
+            "GEMINI_API_KEY": "fake-key-for-the-fake-model",
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        }
+        return argv, extra
+
+
+AGENTS["gemini"] = Gemini
+
+
+class Copilot:
+    """Copilot CLI: offline, with a provider of one's own (COPILOT_PROVIDER_BASE_URL)."""
+
+    name = "copilot"
+    bin = "copilot"
+    # Copilot CLI masks GitHub tokens in what its tools return on its own ("******"), so
+    # without leakhound that one cannot be seen reaching the model.
+    masks_itself = {"read: GitHub token"}
+    results_in = tool_results(fake.chat_results)
+
+    def configure(self, ws, model_url, mcp_servers, prompt, env):
+        home = ws.home / ".copilot"
+        merge_json(home / "mcp-config.json", {
+            "mcpServers": {name: {"type": "local", "command": argv[0], "args": argv[1:], "env": senv, "tools": ["*"]}
+                           for name, argv, senv in mcp_servers},
+        })
+        argv = ["copilot", "-p", prompt, "--allow-all-tools", "--no-color", "--log-level", "none"]
+        extra = {
+            "COPILOT_HOME": str(home),
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": model_url + "/v1",
+            "COPILOT_PROVIDER_API_KEY": "fake-key-for-the-fake-model",
+            "COPILOT_MODEL": "fake-model",
+        }
+        return argv, extra
+
+
+AGENTS["copilot"] = Copilot

@@ -173,7 +173,7 @@ def check(agent, args, protected):
         for session, prompt, steps, secrets in sessions:
             recorder, code, took = run_session(agent, ws, args, protected, session, prompt, steps)
             print(f"  {agent.name} {mode} {session}: exit {code}, {len(recorder.requests)} requests, {took:.1f} s")
-            failures += [f"{mode} {session}: fake model: {e}" for e in recorder.errors]
+            failures += [f"{mode} {session}: fake model: {e}" for e in dict.fromkeys(recorder.errors)]
             if code == "timeout":
                 failures.append(f"{mode} {session}: the agent ran over {RUN_TIMEOUT} s")
             if session == "tools" and not reached_end(recorder, agent, steps):
@@ -185,6 +185,10 @@ def check(agent, args, protected):
                     if hits:
                         paths = sorted({p for _, p in hits})
                         failures.append(f"{mode} {session}: {what} reached the model ({len(hits)} requests: {paths})")
+                elif what in getattr(agent, "masks_itself", ()):
+                    if fake.holds_whole(recorder, secret):
+                        failures.append(f"{mode} {session}: {what} reached the model whole, but the "
+                                        f"harness says {agent.name} masks it itself: update the harness")
                 elif not (session == "prompt" and not recorder.requests) and not fake.holds_whole(recorder, secret):
                     failures.append(f"{mode} {session}: {what} never reached the model whole without leakhound: "
                                     "the harness could not see this leak")

@@ -13,13 +13,15 @@ Completions (SSE and plain JSON), Gemini generateContent / streamGenerateContent
 
 import gzip
 import json
+import re
 
 import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FINAL_TEXT = "All done."
-
+# How many one-second waits the model asks for while an MCP server is not up yet.
+MAX_WAITS = 60
 
 class Step:
     """One tool call the model asks for: `kind` is "shell", "read" or "mcp"; `arg` is the
@@ -32,7 +34,6 @@ class Step:
     def __repr__(self):
         return f"Step({self.kind}, {self.arg!r})"
 
-
 def sse(events):
     """Server-sent events from (event name or None, JSON-able data) pairs."""
     out = []
@@ -41,7 +42,6 @@ def sse(events):
             out.append(f"event: {name}\n")
         out.append(f"data: {json.dumps(data)}\n\n")
     return "".join(out).encode()
-
 
 class Recorder:
     """Every request the agents made, in order: (method, path, decoded body text)."""
@@ -59,7 +59,6 @@ class Recorder:
         with self.lock:
             self.errors.append(what)
 
-
 def decode_body(raw, encoding):
     encoding = (encoding or "").lower()
     if encoding in ("", "identity"):
@@ -76,9 +75,7 @@ def decode_body(raw, encoding):
         return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
     raise RuntimeError(f"a request body has Content-Encoding {encoding!r}")
 
-
 # ---- the script position, per dialect -------------------------------------------------------
-
 
 def anthropic_results(req):
     n = 0
@@ -87,7 +84,6 @@ def anthropic_results(req):
         if isinstance(content, list):
             n += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
     return n
-
 
 def responses_results(req):
     items = req.get("input", [])
@@ -100,10 +96,8 @@ def responses_results(req):
         and i.get("type") in ("function_call_output", "custom_tool_call_output", "mcp_call_output")
     )
 
-
 def chat_results(req):
     return sum(1 for m in req.get("messages", []) if m.get("role") == "tool")
-
 
 def gemini_results(req):
     n = 0
@@ -113,9 +107,7 @@ def gemini_results(req):
                 n += 1
     return n
 
-
 # ---- choosing the agent's own tool for a step -------------------------------------------------
-
 
 def tool_names(tools):
     """Names of the tools a request offers, from any of the dialects' shapes."""
@@ -133,7 +125,6 @@ def tool_names(tools):
         for fd in t.get("functionDeclarations", []) or t.get("function_declarations", []) or []:
             names.append(fd.get("name"))
     return [n for n in names if n]
-
 
 def tool_schemas(tools):
     """name -> JSON schema of its parameters, from any of the dialects' shapes."""
@@ -154,10 +145,8 @@ def tool_schemas(tools):
             )
     return out
 
-
 SHELL_TOOLS = ["Bash", "shell", "exec_command", "shell_command", "run_shell_command", "bash", "local_shell"]
 READ_TOOLS = ["Read", "read_file", "view", "read"]
-
 
 def call_for(step, tools):
     """(tool name, arguments) that asks this agent's tools to perform `step`."""
@@ -201,9 +190,7 @@ def call_for(step, tools):
         return name, {}
     raise ValueError(step.kind)
 
-
 # ---- the server -----------------------------------------------------------------------------
-
 
 class Model:
     """The fake model: `script` is the list of Steps; it runs on a thread until `close()`."""
@@ -273,31 +260,45 @@ class Model:
             }
         return {}
 
-    def next_step(self, done, tools):
-        """The step after `done` tool results, or None when the script is over (or the request
-        offers no tools: an agent's side request)."""
-        if not tools or done >= len(self.script):
+    def next_step(self, results, tools, body):
+        """The step after the tool results so far, or None when the script is over (or the
+        request offers no tools: an agent's side request).
+
+        An agent may start its MCP servers while the first turns run (Codex does): while a
+        step's MCP tool is not offered yet, the model asks for a short wait in the shell
+        instead, numbered so the waits can be told apart from the script's own steps."""
+        if not tools:
             return None
-        return self.script[done]
+        waits = len(set(re.findall(r"lh-e2e-wait-(\d+)", body)))
+        done = results - waits
+        if done >= len(self.script):
+            return None
+        step = self.script[done]
+        if step.kind == "mcp" and waits < MAX_WAITS:
+            try:
+                call_for(step, tools)
+            except RuntimeError:
+                return Step("shell", f"sleep 1 # lh-e2e-wait-{waits}")
+        return step
 
     def post(self, path, body):
         req = json.loads(body) if body.strip() else {}
         if "/messages" in path and "count_tokens" not in path:
-            return self.anthropic(req)
+            return self.anthropic(req, body)
         if "count_tokens" in path or ":countTokens" in path:
             return 200, "application/json", json.dumps({"input_tokens": 10, "totalTokens": 10}).encode()
         if path.rstrip("/").endswith("/responses") or "/responses?" in path:
-            return self.responses(req)
+            return self.responses(req, body)
         if "/chat/completions" in path:
-            return self.chat(req)
-        if "generateContent" in path:
-            return self.gemini(req, stream="streamGenerateContent" in path)
+            return self.chat(req, body)
+        if "generatecontent" in path.lower():
+            return self.gemini(req, body, stream="streamGenerateContent" in path)
         raise RuntimeError(f"no dialect for {path}")
 
     # -- Anthropic Messages
 
-    def anthropic(self, req):
-        step = self.next_step(anthropic_results(req), req.get("tools"))
+    def anthropic(self, req, body):
+        step = self.next_step(anthropic_results(req), req.get("tools"), body)
         if step is None:
             content = [{"type": "text", "text": FINAL_TEXT}]
             stop = "end_turn"
@@ -331,9 +332,9 @@ class Model:
 
     # -- OpenAI Responses
 
-    def responses(self, req):
+    def responses(self, req, body):
         done = responses_results(req)
-        step = self.next_step(done, req.get("tools"))
+        step = self.next_step(done, req.get("tools"), body)
         rid = f"resp_{done}"
         if step is None:
             item = {"type": "message", "id": f"msg_{done}", "role": "assistant", "status": "completed",
@@ -363,9 +364,9 @@ class Model:
 
     # -- OpenAI Chat Completions
 
-    def chat(self, req):
+    def chat(self, req, body):
         done = chat_results(req)
-        step = self.next_step(done, req.get("tools"))
+        step = self.next_step(done, req.get("tools"), body)
         if step is None:
             message = {"role": "assistant", "content": FINAL_TEXT}
             finish = "stop"
@@ -393,9 +394,9 @@ class Model:
 
     # -- Gemini
 
-    def gemini(self, req, stream):
+    def gemini(self, req, body, stream):
         tools = req.get("tools")
-        step = self.next_step(gemini_results(req), tools)
+        step = self.next_step(gemini_results(req), tools, body)
         if step is None:
             # A side request that asks for JSON (Gemini CLI's routing and next-speaker checks)
             # gets JSON; anything else a plain final answer.
@@ -415,9 +416,7 @@ class Model:
             return 200, "application/json", json.dumps(body).encode()
         return 200, "text/event-stream", f"data: {json.dumps(body)}\n\n".encode()
 
-
 # ---- what the model read --------------------------------------------------------------------
-
 
 def strings_in(text, depth=0):
     """The body itself and every JSON string inside it, JSON held in strings decoded too."""
@@ -446,10 +445,8 @@ def strings_in(text, depth=0):
     walk(value)
     return out
 
-
 def pieces(secret, n=8):
     return {secret[i : i + n] for i in range(len(secret) - n + 1)}
-
 
 def seen(recorder, secret, n=8):
     """Requests (index, path) whose text holds an n-character piece of `secret`."""
@@ -461,8 +458,6 @@ def seen(recorder, secret, n=8):
             hits.append((i, path))
     return hits
 
-
 def holds_whole(recorder, secret):
     return any(secret in t for _, _, body in recorder.requests for t in strings_in(body))
-
 

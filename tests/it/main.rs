@@ -33,6 +33,7 @@ mod merge;
 mod notebook;
 mod precommit;
 mod reach;
+mod real_agents;
 mod recall;
 mod rules;
 #[cfg(feature = "aws")]
