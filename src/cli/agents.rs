@@ -174,6 +174,20 @@ fn untrust_codex(env: &Env, keys: &[String]) {
     if after == before {
         return;
     }
+    // Nothing but leakhound's entries was there: install created the file.
+    if after.trim().is_empty() {
+        match std::fs::remove_file(&config) {
+            Ok(()) => eprintln!(
+                "leakhound: codex: {}: removed it (it held only the trust of leakhound's hooks)",
+                shown(&config)
+            ),
+            Err(e) => eprintln!(
+                "leakhound: warning: codex: {}: could not remove it: {e}",
+                shown(&config)
+            ),
+        }
+        return;
+    }
     let keep = crate::write::Keep {
         permissions: std::fs::metadata(&config).ok().map(|m| m.permissions()),
         modified: None,

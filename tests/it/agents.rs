@@ -3,18 +3,45 @@
 //! back byte for byte after uninstall; transcripts in each agent's line format lose every
 //! planted secret and nothing else.
 
-use crate::util::{bin, fake_aws, fake_github, to_run, Run};
+use crate::util::{bin, fake_aws, fake_github, missing_message, pin, to_run, Run};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-/// leakhound with `HOME=home` in `cwd`, none of the agents' own home variables set.
+/// leakhound with `HOME=home` in `cwd`, none of the agents' own home variables set, and the
+/// real `codex` (pinned in tests/run.sh) first on PATH: `agents install` asks it to trust
+/// leakhound's hooks.
 fn lh(home: &Path, cwd: &Path, args: &[&str]) -> Run {
+    lh_path(home, cwd, args, &path_with_codex())
+}
+
+fn path_with_codex() -> String {
+    let agents = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e-agents/node_modules/.bin");
+    assert!(
+        agents.join("codex").exists(),
+        "{}",
+        missing_message(
+            "Codex (npm) in target/e2e-agents",
+            &format!(
+                "npm install --prefix target/e2e-agents @openai/codex@{}",
+                pin("CODEX")
+            )
+        )
+    );
+    format!(
+        "{}:{}",
+        agents.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn lh_path(home: &Path, cwd: &Path, args: &[&str], path: &str) -> Run {
     let out = Command::new(bin())
         .args(args)
         .current_dir(cwd)
+        .env("PATH", path)
         .env("HOME", home)
         .env_remove("CODEX_HOME")
         .env_remove("COPILOT_HOME")
@@ -252,6 +279,20 @@ fn install_then_uninstall_leaves_each_agents_file_byte_for_byte() {
             assert!(installed.contains(first_line), "{}", case.agent);
         }
 
+        // Codex runs only hooks it trusts: install had Codex itself hash and trust each one.
+        let codex_config = h.join(".codex/config.toml");
+        if case.agent == "codex" {
+            let config = std::fs::read_to_string(&codex_config).unwrap_or_default();
+            assert_eq!(
+                config.matches("trusted_hash = \"sha256:").count(),
+                case.events.len(),
+                "{config}\n{}",
+                r.stderr
+            );
+            let st = lh(h, work.path(), &["agents", "status", "--agent", "codex"]);
+            assert!(!st.stdout.contains("NOT PROTECTING"), "{}", st.stdout);
+        }
+
         // Idempotent.
         let r = lh(h, work.path(), &["agents", "install"]);
         assert_eq!(r.code, 0, "{}", r.stderr);
@@ -275,7 +316,50 @@ fn install_then_uninstall_leaves_each_agents_file_byte_for_byte() {
         if case.agent == "copilot" {
             assert_eq!(std::fs::read_to_string(&audit).unwrap(), COPILOT_AUDIT);
         }
+        // The trust entries went with the hooks (config.toml did not exist before).
+        assert!(!codex_config.exists(), "{}", case.agent);
     }
+}
+
+/// Without Codex to ask for its hashes, installing for Codex protects nothing: it says so,
+/// what to run, and exits 2; status warns until the hooks are trusted.
+#[test]
+fn codex_without_trust_is_not_called_installed() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::create_dir_all(h.join(".codex")).unwrap();
+    let no_codex = "/usr/bin:/bin";
+    let r = lh_path(h, h, &["agents", "install", "--agent", "codex"], no_codex);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("NOT PROTECTING"), "{}", r.stderr);
+    assert!(r.stderr.contains("`codex` is not on PATH"), "{}", r.stderr);
+    let st = lh_path(h, h, &["agents", "status", "--agent", "codex"], no_codex);
+    assert!(st.stdout.contains("NOT PROTECTING"), "{}", st.stdout);
+    // With Codex on PATH, installing again trusts the hooks already written.
+    let r = lh(h, h, &["agents", "install", "--agent", "codex"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Codex trusts leakhound's 3 hooks"),
+        "{}",
+        r.stderr
+    );
+    let st = lh(h, h, &["agents", "status", "--agent", "codex"]);
+    assert!(!st.stdout.contains("NOT PROTECTING"), "{}", st.stdout);
+    // A changed command is a changed hash: Codex no longer trusts it, and status says so.
+    let hooks = h.join(".codex/hooks.json");
+    let text = std::fs::read_to_string(&hooks).unwrap();
+    std::fs::write(
+        &hooks,
+        text.replacen("hook codex", "hook codex --fail-open", 1),
+    )
+    .unwrap();
+    let st = lh(h, h, &["agents", "status", "--agent", "codex"]);
+    assert!(
+        st.stdout
+            .contains("NOT PROTECTING: Codex trusts 2 of leakhound's 3 hooks"),
+        "{}",
+        st.stdout
+    );
 }
 
 #[test]
