@@ -221,13 +221,30 @@ impl Agent {
                 env.claude_home().join("projects"),
                 env.claude_home().join("history.jsonl"),
             ],
-            Agent::Codex => vec![
-                env.codex_home().join("sessions"),
-                env.codex_home().join("archived_sessions"),
-                env.codex_home().join("history.jsonl"),
-            ],
+            Agent::Codex => {
+                let mut v = vec![
+                    env.codex_home().join("sessions"),
+                    env.codex_home().join("archived_sessions"),
+                    env.codex_home().join("history.jsonl"),
+                ];
+                // Its SQLite stores (state_5.sqlite, thread_history_1.sqlite, logs_2.sqlite…)
+                // hold prompts and tool outputs too.
+                let mut dbs: Vec<PathBuf> = std::fs::read_dir(env.codex_home())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "sqlite"))
+                    .collect();
+                dbs.sort();
+                v.extend(dbs);
+                v
+            }
             Agent::Gemini => vec![env.home.join(".gemini/tmp")],
-            Agent::Copilot => vec![env.copilot_home().join("session-state")],
+            Agent::Copilot => vec![
+                env.copilot_home().join("session-state"),
+                env.copilot_home().join("session-store.db"),
+            ],
             Agent::Cursor => {
                 // ~/.cursor/projects/*/agent-transcripts
                 let projects = env.home.join(".cursor/projects");

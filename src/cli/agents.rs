@@ -414,6 +414,29 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
                     }
                 }
             }
+            Ok(Outcome::Database(rows)) => {
+                scanned += 1;
+                if !rows.changes.is_empty() {
+                    changed += 1;
+                }
+                masked += rows.changes.len();
+                for (table, c) in &rows.changes {
+                    if result.is_ok() {
+                        result = writeln!(
+                            out,
+                            "{}: table {} row {}: {}",
+                            shown(&path),
+                            printable(table),
+                            c.line,
+                            c.rule_id
+                        );
+                    }
+                }
+                for e in &rows.errors {
+                    errors += 1;
+                    eprintln!("leakhound: error: {}: {}", shown(&path), printable(e));
+                }
+            }
             Ok(Outcome::Skipped(why)) => {
                 skipped += 1;
                 eprintln!("leakhound: skipped {}: {why}", shown(&path));

@@ -39,6 +39,7 @@ mod rules;
 #[cfg(feature = "aws")]
 mod runtime_audit;
 mod scale_docs;
+mod scrub_sqlite;
 mod shard;
 mod trust;
 mod util;

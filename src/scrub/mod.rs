@@ -18,6 +18,8 @@
 //! kept open and followed until it is quiet, and what it gained is masked and appended to the
 //! new one; when it will not go quiet, that is an error, not a success.
 
+pub mod sqlite;
+
 use crate::engine::Engine;
 use crate::filter::{self, Masking};
 use crate::model::Finding;
@@ -290,6 +292,8 @@ pub enum Outcome {
     Clean,
     /// Secrets masked (or, in a dry run, would be); the file is rewritten unless dry.
     Changed(Scrubbed),
+    /// A SQLite database: the rows masked (or, in a dry run, that would be).
+    Database(sqlite::Rows),
     /// Not read, and why.
     Skipped(String),
 }
@@ -303,6 +307,13 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
         path: path.display().to_string(),
         source,
     };
+    // Before anything is read: masking the database may have emptied or removed it already.
+    if let Some(db) = sqlite_log_of(path) {
+        return Ok(Outcome::Skipped(format!(
+            "SQLite's log of {}: masked through the database",
+            db.display()
+        )));
+    }
     let meta = std::fs::symlink_metadata(path).map_err(io)?;
     if meta.file_type().is_symlink() {
         // Renaming over a link would replace the link, not the file it names.
@@ -327,6 +338,15 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
     let mut file = open_original(path).map_err(io)?;
     let mut raw = Vec::new();
     std::io::Read::read_to_end(&mut file, &mut raw).map_err(io)?;
+    if raw.starts_with(sqlite::MAGIC) {
+        drop(file);
+        let rows = sqlite::scrub_db(&Masking::new(engine), path, opts.dry_run)?;
+        return Ok(if rows.changes.is_empty() && rows.errors.is_empty() {
+            Outcome::Clean
+        } else {
+            Outcome::Database(rows)
+        });
+    }
     if memchr::memchr(0, &raw[..raw.len().min(BINARY_PROBE)]).is_some() {
         return Ok(Outcome::Skipped("binary".into()));
     }
@@ -344,6 +364,19 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
         follow(engine, path, kind, &file, raw, &mut s, grew || live)?;
     }
     Ok(Outcome::Changed(s))
+}
+
+/// The database a `-wal`, `-shm` or `-journal` file belongs to, when it is one.
+fn sqlite_log_of(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let db = ["-wal", "-shm", "-journal"]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))?;
+    let db = path.with_file_name(db);
+    let mut head = [0u8; 16];
+    let f = std::fs::File::open(&db).ok()?;
+    read_full_at(&f, &mut head, 0).ok()?;
+    (head == sqlite::MAGIC).then_some(db)
 }
 
 /// `path` opened to read, never through a symlink, and not waiting on a FIFO.
