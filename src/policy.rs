@@ -448,28 +448,33 @@ pub fn read_baseline(path: &Path) -> Result<Baseline, PolicyError> {
             .collect::<Result<_, _>>()?,
     };
     let mut out = Baseline::default();
-    for (i, d) in docs.iter().enumerate() {
-        let field = |k: &str| d.get(k).and_then(|f| f.as_str());
-        match (&mut hashed, field("argon2"), field("rule")) {
-            (Some(h), Some(x), Some(rule)) => {
-                h.by_rule
-                    .entry(rule.to_string())
-                    .or_default()
-                    .insert(x.to_string());
+    for (i, d) in docs.into_iter().enumerate() {
+        // A written baseline holds entries (a hash, no fingerprint); a report, findings.
+        match &mut hashed {
+            Some(h) => {
+                let e: crate::model::BaselineEntry = serde_json::from_value(d)
+                    .map_err(|e| invalid(format!("entry {}: {}", i + 1, entry_error(&e))))?;
+                h.by_rule.entry(e.rule).or_default().insert(e.argon2);
             }
-            _ => {
-                let f = field("fingerprint").ok_or_else(|| {
-                    invalid(format!(
-                        "finding {}: no \"fingerprint\" (or \"rule\" and \"argon2\")",
-                        i + 1
-                    ))
-                })?;
-                out.fingerprints.insert(f.to_string());
+            None => {
+                let f = crate::model::Record::from_value(d)
+                    .map_err(|e| invalid(format!("finding {}: {e}", i + 1)))?;
+                out.fingerprints.insert(f.fingerprint);
             }
         }
     }
     out.hashed = hashed;
     Ok(out)
+}
+
+/// Why a baseline entry is not one: serde's message without a value it may quote.
+fn entry_error(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    if m.starts_with("missing field") {
+        m
+    } else {
+        "needs \"rule\" and \"argon2\" as text".into()
+    }
 }
 
 /// The `baseline` header of a written baseline: its salt and hash parameters.

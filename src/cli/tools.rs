@@ -34,11 +34,19 @@ pub fn validate_report(
         &mut audit,
         fail_on,
     )
-    .map_err(|e| anyhow::anyhow!("{}:{}: not a JSON finding", path.display(), e.line))?;
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}: not a leakhound finding ({})",
+            path.display(),
+            e.line,
+            e.why
+        )
+    })?;
     let mut out = open_output(output)?;
     let w = out.writer();
-    for v in &done.lines {
-        writeln!(w, "{v}").context("writing the report")?;
+    for r in &done.lines {
+        serde_json::to_writer(&mut *w, r).context("writing the report")?;
+        writeln!(w).context("writing the report")?;
     }
     w.flush().context("writing the report")?;
     Ok(done.code)
