@@ -104,8 +104,6 @@ pub fn fingerprint_key(cfg: &Config) -> Result<(Vec<u8>, KeySource), PolicyError
 /// Read the key at `path`, or make it: random bytes written to a private temporary file and
 /// linked into place, so two runs starting at once agree on one key.
 fn state_key(path: &Path) -> std::io::Result<(Vec<u8>, PathBuf)> {
-    use std::io::{Read, Write};
-    use std::os::unix::fs::OpenOptionsExt;
     if let Ok(k) = std::fs::read(path) {
         if k.len() >= 32 {
             return Ok((k, path.to_path_buf()));
@@ -113,27 +111,15 @@ fn state_key(path: &Path) -> std::io::Result<(Vec<u8>, PathBuf)> {
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    // From the system's randomness or not at all: a key kept for good is no guess of time.
     let mut key = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
-    let hexed: String = key.iter().map(|b| format!("{b:02x}")).collect();
-    let tmp = dir.join(format!(".fingerprint.key.{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(hexed.as_bytes())?;
-    f.sync_all()?;
-    let linked = std::fs::hard_link(&tmp, path);
-    let _ = std::fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok((hexed.into_bytes(), path.to_path_buf())),
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut key)?;
+    let hexed = crate::model::hex(&key);
+    if crate::write::create_private(path, hexed.as_bytes())? {
+        Ok((hexed.into_bytes(), path.to_path_buf()))
+    } else {
         // Another run made it first: use theirs.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            Ok((std::fs::read(path)?, path.to_path_buf()))
-        }
-        Err(e) => Err(e),
+        Ok((std::fs::read(path)?, path.to_path_buf()))
     }
 }
 

@@ -382,25 +382,6 @@ pub fn open_output(path: Option<&Path>) -> Result<Output> {
     let Some(path) = path else {
         return Ok(Output::Stdout(std::io::stdout()));
     };
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if !m.file_type().is_file() {
-            bail!(
-                "{}: refusing to write: not a regular file (symlink, FIFO, device or directory)",
-                path.display()
-            );
-        }
-    }
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .with_context(|| format!("{}: cannot open for writing", path.display()))?;
-    use std::os::unix::fs::PermissionsExt;
-    f.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .with_context(|| format!("{}: cannot restrict permissions", path.display()))?;
+    let f = crate::write::open_private(path).with_context(|| format!("{}", path.display()))?;
     Ok(Output::File(std::io::BufWriter::new(f)))
 }

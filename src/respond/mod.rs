@@ -15,7 +15,7 @@ mod iam;
 
 use crate::model::{Finding, HookRun, Status};
 use crate::policy::{HookConfig, When};
-use crate::validate::{write_private, Checked, Credential, ReachChecked};
+use crate::validate::{Checked, Credential, ReachChecked};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use std::collections::HashMap;
@@ -236,7 +236,7 @@ pub fn run_hooks(
     }
     if let (Some(p), false) = (&state_path, this_run.is_empty()) {
         if let Ok(body) = serde_json::to_vec(&done) {
-            if let Err(e) = write_private(p, &body) {
+            if let Err(e) = crate::write::private(p, &body) {
                 eprintln!(
                     "leakhound: warning: cannot record hook runs in {}: {e}",
                     p.display()

@@ -461,29 +461,6 @@ impl Cache {
         let Ok(body) = serde_json::to_vec(&self.entries) else {
             return;
         };
-        let _ = write_private(path, &body);
+        let _ = crate::write::private(path, &body);
     }
-}
-
-/// Write `body` to `path` (created 0700 directory, 0600 file), atomically by rename.
-pub fn write_private(path: &std::path::Path, body: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&tmp)?;
-    f.write_all(body)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
