@@ -398,7 +398,7 @@ impl Baseline {
 /// A baseline: one written by `--write-baseline` (salted secret hashes, portable), or an
 /// earlier report used as one (a JSON report, a JSON array of findings, or JSON Lines), whose
 /// fingerprints hold under the key that made them.
-pub fn read_baseline(path: &Path) -> Result<Baseline, PolicyError> {
+pub fn read_baseline(path: &Path, key_id: &str) -> Result<Baseline, PolicyError> {
     let p = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
         path: p.clone(),
@@ -414,7 +414,7 @@ pub fn read_baseline(path: &Path) -> Result<Baseline, PolicyError> {
             if let Some(b) = o.get("baseline") {
                 hashed = Some(hashed_header(b).map_err(invalid)?);
             } else {
-                check_key_id(o.get("fingerprint_key_id")).map_err(invalid)?;
+                check_key_id(o.get("fingerprint_key_id"), key_id).map_err(invalid)?;
             }
             match o.remove("findings") {
                 Some(serde_json::Value::Array(a)) => a,
@@ -506,11 +506,10 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 
 /// A baseline names the key its fingerprints were made with; under another key none of them
 /// would match, and every accepted finding would come back without a word of why.
-fn check_key_id(id: Option<&serde_json::Value>) -> Result<(), String> {
+fn check_key_id(id: Option<&serde_json::Value>, ours: &str) -> Result<(), String> {
     let Some(id) = id.and_then(|v| v.as_str()) else {
         return Ok(());
     };
-    let ours = crate::model::fingerprint_key_id();
     if id == ours {
         return Ok(());
     }

@@ -150,6 +150,8 @@ pub fn deliver(
         rules,
         show_secrets: d.show_secrets,
         notes: o.notes.as_ref(),
+        // The run's key, which the findings were made and the credentials cached with.
+        fingerprint_key: &d.validation.key,
     };
     report::write(d.format, &report, &d.human, out)?;
     if let Some(b) = baseline {

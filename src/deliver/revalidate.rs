@@ -75,7 +75,9 @@ pub fn revalidate(
             continue;
         };
         let set = r.credential_set.clone();
-        findings.push(Finding::from_report(rule, &r.secret, set, &r.path));
+        findings.push(Finding::from_report(
+            rule, &r.secret, set, &r.path, &opts.key,
+        ));
         at.push(i);
     }
     let checked = crate::validate::validate(&mut findings, opts);

@@ -9,6 +9,7 @@
 mod check;
 pub mod confidence;
 mod filters;
+pub mod key;
 mod keywords;
 mod literal;
 mod scope;
@@ -23,6 +24,7 @@ use std::sync::OnceLock;
 
 pub use check::{check, CheckFailure};
 pub use filters::{checksum_ok, shannon_entropy};
+pub use key::FingerprintKey;
 pub use scope::has_stopword;
 
 /// Inputs larger than this are split into chunks of this size and searched in parallel.
@@ -107,6 +109,9 @@ pub struct Engine {
     /// Keep token-shaped matches that fail a checksum or read like placeholders (see
     /// [`Engine::without_companions`]).
     masking: bool,
+    /// What every finding made from this engine's matches is fingerprinted with (see
+    /// [`Engine::with_fingerprint_key`]).
+    fingerprint_key: FingerprintKey,
 }
 
 impl std::fmt::Debug for Engine {
@@ -214,6 +219,7 @@ impl Engine {
             longest_keyword,
             ignore_requires: false,
             masking: false,
+            fingerprint_key: FingerprintKey::ephemeral(),
         })
     }
 
@@ -228,6 +234,18 @@ impl Engine {
 
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// The run's fingerprint key, for the findings made from this engine's matches: an
+    /// engine is built with [`FingerprintKey::ephemeral`] (fingerprints that compare within
+    /// the process only) until it is given the operator's.
+    pub fn with_fingerprint_key(mut self, key: FingerprintKey) -> Engine {
+        self.fingerprint_key = key;
+        self
+    }
+
+    pub fn fingerprint_key(&self) -> &FingerprintKey {
+        &self.fingerprint_key
     }
 
     /// An engine for a masker: it reports a rule needing a companion (an AWS secret near a

@@ -10,10 +10,9 @@ mod record;
 mod shard;
 mod verdict;
 
-pub use fingerprint::{
-    fingerprint, fingerprint_key_id, hex, keyed_hash, random_salt, set_fingerprint_key, BaselineKdf,
-};
-pub use found::{findings, findings_at, findings_masked, place, Origin};
+pub use crate::engine::FingerprintKey;
+pub use fingerprint::{hex, random_salt, BaselineKdf};
+pub use found::{findings, findings_masked, place, Origin};
 pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};
 pub use record::{report_order, BaselineEntry, Record, RecordError, PER_PLACE};
@@ -254,6 +253,7 @@ impl Finding {
         secret: &str,
         credential_set: Option<String>,
         path: &str,
+        key: &FingerprintKey,
     ) -> Finding {
         let secret = secret.as_bytes();
         Finding {
@@ -270,7 +270,7 @@ impl Finding {
             end: 0,
             secret: Secret::new(secret),
             public: rule.public,
-            fingerprint: fingerprint(&rule.id, secret),
+            fingerprint: key.fingerprint(&rule.id, secret),
             entropy: crate::engine::shannon_entropy(secret),
             context: Context::default(),
             encoding: None,
@@ -283,10 +283,16 @@ impl Finding {
         }
     }
 
-    /// Mark this finding as found in a decoded view, with the decoded secret.
-    pub fn decoded(mut self, encoding: crate::decode::Encoding, secret: &[u8]) -> Finding {
+    /// Mark this finding as found in a decoded view, with the decoded secret (fingerprinted
+    /// under `key`, as the plain one was).
+    pub fn decoded(
+        mut self,
+        encoding: crate::decode::Encoding,
+        secret: &[u8],
+        key: &FingerprintKey,
+    ) -> Finding {
         self.secret = Secret::new(secret);
-        self.fingerprint = fingerprint(&self.rule_id, secret);
+        self.fingerprint = key.fingerprint(&self.rule_id, secret);
         self.entropy = crate::engine::shannon_entropy(secret);
         self.encoding = Some(encoding);
         self

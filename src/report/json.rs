@@ -3,15 +3,14 @@
 
 use super::Report;
 use crate::model::{
-    fingerprint_key_id, random_salt, BaselineEntry, BaselineKdf, Finding, Record, ShardNotes,
-    Summary, Warning,
+    random_salt, BaselineEntry, BaselineKdf, Finding, Record, ShardNotes, Summary, Warning,
 };
 use serde_json::json;
 use std::io::{self, Write};
 
 pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
     let findings = r.findings.iter().map(|f| f.record(r.show_secrets));
-    let key = fingerprint_key_id();
+    let key = r.fingerprint_key.id();
     write_document(
         findings.collect(),
         r.warnings,

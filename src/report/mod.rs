@@ -32,6 +32,9 @@ pub struct Report<'a> {
     pub show_secrets: bool,
     /// A shard's notes, kept in its JSON report for the merge.
     pub notes: Option<&'a ShardNotes>,
+    /// The key the findings were fingerprinted with: a JSON report names it
+    /// (`fingerprint_key_id`), so reports and baselines under another key are refused.
+    pub fingerprint_key: &'a crate::model::FingerprintKey,
 }
 
 /// Write `report` in `format`. A broken pipe is not an error.

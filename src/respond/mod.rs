@@ -178,7 +178,7 @@ pub fn run_hooks(
     }
     let state_dir = opts.cache_dir.as_deref();
     // Each finding's credential set, for actions that check a key again after acting.
-    let creds = crate::validate::credentials(findings);
+    let creds = crate::validate::credentials(findings, &opts.key);
     let mut set_of: HashMap<usize, usize> = HashMap::new();
     for (c, cred) in creds.iter().enumerate() {
         for &i in &cred.members {
@@ -537,7 +537,8 @@ mod tests {
         let rules = crate::rules::builtin();
         let rule = rules.iter().find(|r| r.id == "github.pat").unwrap();
         let finding = |status: Option<Status>| {
-            let mut f = Finding::from_report(rule, "ghp_fake", None, "a.sh");
+            let key = crate::model::FingerprintKey::ephemeral();
+            let mut f = Finding::from_report(rule, "ghp_fake", None, "a.sh", &key);
             f.validation = status.map(|s| crate::model::Validation {
                 status: s,
                 ..crate::model::Validation::skipped("test", None)
