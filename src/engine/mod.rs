@@ -7,11 +7,13 @@
 //! keyword's hit: the prefilter never drops a match the full regex would find.
 
 mod check;
+mod checksum;
 pub mod confidence;
-mod filters;
 pub mod key;
 mod keywords;
 mod literal;
+mod placeholder;
+mod reject;
 mod scope;
 mod words;
 
@@ -23,8 +25,9 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use check::{check, CheckFailure};
-pub use filters::{checksum_ok, shannon_entropy};
+pub use checksum::checksum_ok;
 pub use key::FingerprintKey;
+pub use reject::shannon_entropy;
 pub use scope::has_stopword;
 
 /// Inputs larger than this are split into chunks of this size and searched in parallel.
@@ -409,7 +412,7 @@ impl Engine {
     pub fn finish(&self, hay: &[u8], mut raw: Vec<Match>) -> Vec<Match> {
         raw.sort_unstable();
         raw.dedup();
-        raw.retain(|m| filters::keep(&self.rules[m.rule], hay, m, self.masking));
+        raw.retain(|m| reject::keep(&self.rules[m.rule], hay, m, self.masking));
         // A rule that needs a companion keeps a match only with the companion close by.
         // Matches are sorted by start and no secret is longer than MAX_WINDOW, so each check
         // looks at a bounded slice found by binary search, never at every other match.
