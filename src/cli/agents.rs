@@ -6,7 +6,7 @@ use super::setup::masking_engine;
 use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::agents::{self, Agent, Env, Plan, Scope};
 use crate::report::printable;
-use crate::scrub::{self, Outcome};
+use crate::scrub::{self, FileOutcome};
 use anyhow::{Context as _, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -290,8 +290,8 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
             }
         };
         match scrub::scrub_file(&engine, &path, &options) {
-            Ok(Outcome::Clean) => scanned += 1,
-            Ok(Outcome::Changed(s)) => {
+            Ok(FileOutcome::Clean) => scanned += 1,
+            Ok(FileOutcome::Changed(s)) => {
                 scanned += 1;
                 changed += 1;
                 masked += s.changes.len();
@@ -307,7 +307,7 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
                     }
                 }
             }
-            Ok(Outcome::Skipped(why)) => {
+            Ok(FileOutcome::Skipped(why)) => {
                 skipped += 1;
                 eprintln!("leakhound: skipped {}: {why}", shown(&path));
             }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 #[error("hooks: {0}")]
-pub struct HookError(String);
+pub struct HookConfigError(String);
 
 /// A hook ready to run.
 pub struct Hook {
@@ -84,8 +84,8 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
 
 impl Hook {
     /// Check a configured hook; `dir` is where its command runs.
-    pub fn new(c: &HookConfig, dir: &Path) -> Result<Hook, HookError> {
-        let err = |m: String| HookError(format!("hook {:?}: {m}", c.name));
+    pub fn new(c: &HookConfig, dir: &Path) -> Result<Hook, HookConfigError> {
+        let err = |m: String| HookConfigError(format!("hook {:?}: {m}", c.name));
         let kind = match (&c.command, c.action.as_deref()) {
             (Some(cmd), None) if !cmd.is_empty() => Kind::Command(cmd.clone()),
             (Some(_), None) => return Err(err("command is empty".into())),
