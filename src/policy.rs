@@ -104,8 +104,6 @@ pub fn fingerprint_key(cfg: &Config) -> Result<(Vec<u8>, KeySource), PolicyError
 /// Read the key at `path`, or make it: random bytes written to a private temporary file and
 /// linked into place, so two runs starting at once agree on one key.
 fn state_key(path: &Path) -> std::io::Result<(Vec<u8>, PathBuf)> {
-    use std::io::{Read, Write};
-    use std::os::unix::fs::OpenOptionsExt;
     if let Ok(k) = std::fs::read(path) {
         if k.len() >= 32 {
             return Ok((k, path.to_path_buf()));
@@ -113,27 +111,15 @@ fn state_key(path: &Path) -> std::io::Result<(Vec<u8>, PathBuf)> {
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    // From the system's randomness or not at all: a key kept for good is no guess of time.
     let mut key = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
-    let hexed: String = key.iter().map(|b| format!("{b:02x}")).collect();
-    let tmp = dir.join(format!(".fingerprint.key.{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(hexed.as_bytes())?;
-    f.sync_all()?;
-    let linked = std::fs::hard_link(&tmp, path);
-    let _ = std::fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok((hexed.into_bytes(), path.to_path_buf())),
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut key)?;
+    let hexed = crate::model::hex(&key);
+    if crate::write::create_private(path, hexed.as_bytes())? {
+        Ok((hexed.into_bytes(), path.to_path_buf()))
+    } else {
         // Another run made it first: use theirs.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            Ok((std::fs::read(path)?, path.to_path_buf()))
-        }
-        Err(e) => Err(e),
+        Ok((std::fs::read(path)?, path.to_path_buf()))
     }
 }
 
@@ -412,7 +398,7 @@ impl Baseline {
 /// A baseline: one written by `--write-baseline` (salted secret hashes, portable), or an
 /// earlier report used as one (a JSON report, a JSON array of findings, or JSON Lines), whose
 /// fingerprints hold under the key that made them.
-pub fn read_baseline(path: &Path) -> Result<Baseline, PolicyError> {
+pub fn read_baseline(path: &Path, key_id: &str) -> Result<Baseline, PolicyError> {
     let p = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
         path: p.clone(),
@@ -428,7 +414,7 @@ pub fn read_baseline(path: &Path) -> Result<Baseline, PolicyError> {
             if let Some(b) = o.get("baseline") {
                 hashed = Some(hashed_header(b).map_err(invalid)?);
             } else {
-                check_key_id(o.get("fingerprint_key_id")).map_err(invalid)?;
+                check_key_id(o.get("fingerprint_key_id"), key_id).map_err(invalid)?;
             }
             match o.remove("findings") {
                 Some(serde_json::Value::Array(a)) => a,
@@ -448,28 +434,33 @@ pub fn read_baseline(path: &Path) -> Result<Baseline, PolicyError> {
             .collect::<Result<_, _>>()?,
     };
     let mut out = Baseline::default();
-    for (i, d) in docs.iter().enumerate() {
-        let field = |k: &str| d.get(k).and_then(|f| f.as_str());
-        match (&mut hashed, field("argon2"), field("rule")) {
-            (Some(h), Some(x), Some(rule)) => {
-                h.by_rule
-                    .entry(rule.to_string())
-                    .or_default()
-                    .insert(x.to_string());
+    for (i, d) in docs.into_iter().enumerate() {
+        // A written baseline holds entries (a hash, no fingerprint); a report, findings.
+        match &mut hashed {
+            Some(h) => {
+                let e: crate::model::BaselineEntry = serde_json::from_value(d)
+                    .map_err(|e| invalid(format!("entry {}: {}", i + 1, entry_error(&e))))?;
+                h.by_rule.entry(e.rule).or_default().insert(e.argon2);
             }
-            _ => {
-                let f = field("fingerprint").ok_or_else(|| {
-                    invalid(format!(
-                        "finding {}: no \"fingerprint\" (or \"rule\" and \"argon2\")",
-                        i + 1
-                    ))
-                })?;
-                out.fingerprints.insert(f.to_string());
+            None => {
+                let f = crate::model::Record::from_value(d)
+                    .map_err(|e| invalid(format!("finding {}: {e}", i + 1)))?;
+                out.fingerprints.insert(f.fingerprint);
             }
         }
     }
     out.hashed = hashed;
     Ok(out)
+}
+
+/// Why a baseline entry is not one: serde's message without a value it may quote.
+fn entry_error(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    if m.starts_with("missing field") {
+        m
+    } else {
+        "needs \"rule\" and \"argon2\" as text".into()
+    }
 }
 
 /// The `baseline` header of a written baseline: its salt and hash parameters.
@@ -515,11 +506,10 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 
 /// A baseline names the key its fingerprints were made with; under another key none of them
 /// would match, and every accepted finding would come back without a word of why.
-fn check_key_id(id: Option<&serde_json::Value>) -> Result<(), String> {
+fn check_key_id(id: Option<&serde_json::Value>, ours: &str) -> Result<(), String> {
     let Some(id) = id.and_then(|v| v.as_str()) else {
         return Ok(());
     };
-    let ours = crate::model::fingerprint_key_id();
     if id == ours {
         return Ok(());
     }

@@ -1,6 +1,15 @@
-//! Replacing a file in place (an agent's settings, a transcript, a tool output it keeps): a
-//! sibling written in full and renamed over it, so a reader sees the old file or the new one,
-//! never half of either. And opening a log to append to ([`open_append`]).
+//! The one home of how leakhound writes files, and of "private" (0600, never through a
+//! symlink, never half-written):
+//! - [`replace`]: a file replaced in place (an agent's settings, a transcript, a tool output
+//!   it keeps, the git hook `install-hook` writes): a sibling written in full and renamed over
+//!   it, so a reader sees the old file or the new one, never half of either;
+//! - [`private`]: state replaced the same way, created 0600 in a 0700 directory (the
+//!   validation cache, the hook runs);
+//! - [`create_private`]: state made once (the fingerprint key): linked into place only if
+//!   nothing is there, so two runs starting at once agree on one;
+//! - [`open_private`]: a report's `-o PATH`, truncated, 0600, a regular file only;
+//! - [`open_append`]: a log to append to (`--audit-log`, a hook's `--report`, the MCP proxy's
+//!   audit), 0600, a regular file only.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -25,9 +34,17 @@ pub fn replace(
 ) -> io::Result<bool> {
     let tmp = sibling(path);
     let result = (|| {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        // Created no more readable than it will be (umask aside), then set exactly.
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(
+                keep.permissions
+                    .as_ref()
+                    .map_or(0o666, |p| p.mode() & 0o777),
+            )
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)?;
         if let Some(p) = keep.permissions {
             f.set_permissions(p)?;
@@ -47,6 +64,75 @@ pub fn replace(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Replace `path` with `body`, private: its directory created 0700 if missing, the file
+/// 0600, written in full beside it and renamed over it.
+pub fn private(path: &Path, body: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let keep = Keep {
+        permissions: Some(std::fs::Permissions::from_mode(0o600)),
+        modified: None,
+    };
+    replace(path, body, keep, || Ok(true)).map(drop)
+}
+
+/// Create `path` holding `body`, 0600, only if nothing is there: written in full to a
+/// private sibling and hard-linked into place, so a reader never sees it half-written and of
+/// two runs making it at once, one wins. Whether this call made it (`false`: it was there).
+pub fn create_private(path: &Path, body: &[u8]) -> io::Result<bool> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = sibling(path);
+    let _ = std::fs::remove_file(&tmp);
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(body)?;
+        f.sync_all()
+    })();
+    let linked = written.and_then(|_| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Open `path` to write a report to: a regular file is truncated, a new one created; a
+/// symlink, FIFO, device or directory is refused rather than written through. Created 0600,
+/// and an existing file made 0600.
+pub fn open_private(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.file_type().is_file() {
+            return Err(io::Error::other(
+                "refusing to write: not a regular file (symlink, FIFO, device or directory)",
+            ));
+        }
+    }
+    let because = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| because("cannot open for writing", e))?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| because("cannot restrict permissions", e))?;
+    Ok(f)
 }
 
 /// Open `path` to append to (an audit log, a JSON Lines report): created 0600, never through
@@ -126,5 +212,44 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&log).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn private_files_are_0600_made_once_and_never_written_through_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let state = dir.path().join("state/leakhound/cache.json");
+        private(&state, b"one").unwrap();
+        private(&state, b"two").unwrap();
+        assert_eq!(std::fs::read(&state).unwrap(), b"two");
+        assert_eq!(mode(&state), 0o600);
+        assert_eq!(mode(state.parent().unwrap()), 0o700);
+
+        let key = dir.path().join("fingerprint.key");
+        assert!(create_private(&key, b"first").unwrap());
+        assert!(
+            !create_private(&key, b"second").unwrap(),
+            "the first one stays"
+        );
+        assert_eq!(std::fs::read(&key).unwrap(), b"first");
+        assert_eq!(mode(&key), 0o600);
+
+        let target = dir.path().join("target");
+        std::fs::write(&target, "keep").unwrap();
+        let link = dir.path().join("report.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = open_private(&link).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+        let out = dir.path().join("out.json");
+        std::fs::write(&out, "old").unwrap();
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
+        open_private(&out).unwrap().write_all(b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "new");
+        assert_eq!(mode(&out), 0o600);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        // state/, fingerprint.key, target, report.json, out.json.
+        assert_eq!(names.len(), 5, "no temporary file is left behind");
     }
 }

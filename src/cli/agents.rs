@@ -6,7 +6,7 @@ use super::setup::masking_engine;
 use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::agents::{self, Agent, Env, Plan, Scope};
 use crate::report::printable;
-use crate::scrub::{self, Outcome};
+use crate::scrub::{self, FileOutcome};
 use anyhow::{Context as _, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -397,8 +397,8 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
             }
         };
         match scrub::scrub_file(&engine, &path, &options) {
-            Ok(Outcome::Clean) => scanned += 1,
-            Ok(Outcome::Changed(s)) => {
+            Ok(FileOutcome::Clean) => scanned += 1,
+            Ok(FileOutcome::Changed(s)) => {
                 scanned += 1;
                 changed += 1;
                 masked += s.changes.len();
@@ -414,7 +414,7 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
                     }
                 }
             }
-            Ok(Outcome::Database(rows)) => {
+            Ok(FileOutcome::Database(rows)) => {
                 scanned += 1;
                 if !rows.changes.is_empty() {
                     changed += 1;
@@ -437,7 +437,7 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
                     eprintln!("leakhound: error: {}: {}", shown(&path), printable(e));
                 }
             }
-            Ok(Outcome::Skipped(why)) => {
+            Ok(FileOutcome::Skipped(why)) => {
                 skipped += 1;
                 eprintln!("leakhound: skipped {}: {why}", shown(&path));
             }

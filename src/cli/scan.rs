@@ -9,7 +9,6 @@ use crate::scan::Outcome;
 use crate::source::fs::{self, WalkOptions};
 use crate::source::runtime;
 use anyhow::{bail, Context as _, Result};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub fn scan(a: ScanArgs) -> Result<i32> {
@@ -285,7 +284,7 @@ fn hook_script(exe: &str) -> String {
 }
 
 pub fn install_hook(repo: Option<&Path>, force: bool) -> Result<i32> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::PermissionsExt;
     let dir = repo.unwrap_or(Path::new("."));
     let out = std::process::Command::new("git")
         .arg("-C")
@@ -318,19 +317,13 @@ pub fn install_hook(repo: Option<&Path>, force: bool) -> Result<i32> {
     if let Some(parent) = hook.parent() {
         std::fs::create_dir_all(parent).with_context(|| format!("{}", parent.display()))?;
     }
-    // Write beside it and rename: a hook is never seen half-written.
-    let tmp = hook.with_extension("leakhound-tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o755)
-        .open(&tmp)
-        .with_context(|| format!("{}", tmp.display()))?;
-    f.write_all(script.as_bytes())
-        .and_then(|_| f.sync_all())
-        .with_context(|| format!("{}", tmp.display()))?;
-    std::fs::rename(&tmp, &hook).with_context(|| format!("{}", hook.display()))?;
+    // Written beside it and renamed: a hook is never seen half-written.
+    let keep = crate::write::Keep {
+        permissions: Some(std::fs::Permissions::from_mode(0o755)),
+        modified: None,
+    };
+    crate::write::replace(&hook, script.as_bytes(), keep, || Ok(true))
+        .with_context(|| format!("{}", hook.display()))?;
     eprintln!("leakhound: installed {}", hook.display());
     Ok(EXIT_CLEAN)
 }

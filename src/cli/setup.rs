@@ -3,7 +3,7 @@
 
 use super::args::{ColorChoice, FormatArg, ReportArgs, RulesArgs};
 use crate::deliver::Delivery;
-use crate::engine::{Engine, Startup};
+use crate::engine::{Engine, FingerprintKey, Startup};
 use crate::model::Warning;
 use crate::policy::{self, Config, Policy};
 use crate::report::{printable, HumanOptions};
@@ -22,7 +22,6 @@ pub fn config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, S
     if let Some(note) = &found.note {
         eprintln!("leakhound: note: {note}");
     }
-    use_fingerprint_key(&found.config)?;
     Ok((found.config, found.name))
 }
 
@@ -32,7 +31,8 @@ pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
 }
 
 fn engine_for(cfg: &Config, extra: &[PathBuf], startup: Startup) -> Result<Engine> {
-    checked_engine_for(rule_set(cfg, extra)?, startup)
+    let engine = checked_engine_for(rule_set(cfg, extra)?, startup)?;
+    Ok(engine.with_fingerprint_key(fingerprint_key(cfg)?))
 }
 
 /// The built-in rules with the config's and `extra` rule files, less the disabled ones.
@@ -99,7 +99,8 @@ fn masking_engine_for(r: &RulesArgs, startup: Startup) -> Result<Engine> {
             eprintln!("leakhound: warning: {from} makes masking weaker: {less}");
         }
     }
-    Ok(checked_engine_for(set, startup)?.without_companions())
+    let engine = checked_engine_for(set, startup)?.without_companions();
+    Ok(engine.with_fingerprint_key(fingerprint_key(&cfg)?))
 }
 
 /// Where a masker looks for its config when not given `--config`: the user's, then the
@@ -137,7 +138,6 @@ pub fn masker_config(explicit: Option<&Path>) -> Result<(Config, String)> {
         Some(p) => (Config::load(&p)?, p.display().to_string()),
         None => (Config::default(), String::new()),
     };
-    use_fingerprint_key(&cfg)?;
     Ok((cfg, name))
 }
 
@@ -182,8 +182,9 @@ fn masks_less(set: &[rules::Rule]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-/// Make every fingerprint of this run with the operator's key (see `policy::fingerprint_key`).
-fn use_fingerprint_key(cfg: &Config) -> Result<()> {
+/// The run's fingerprint key from the operator's (see `policy::fingerprint_key`): a value the
+/// run's engine carries to every finding, its validation options and its report.
+pub fn fingerprint_key(cfg: &Config) -> Result<FingerprintKey> {
     let (key, source) = policy::fingerprint_key(cfg)?;
     if let policy::KeySource::Ephemeral(why) = &source {
         eprintln!(
@@ -191,12 +192,9 @@ fn use_fingerprint_key(cfg: &Config) -> Result<()> {
              from run to run. Set {} to keep them stable.",
             policy::FINGERPRINT_KEY_VAR
         );
-        return Ok(());
+        return Ok(FingerprintKey::ephemeral());
     }
-    if !crate::model::set_fingerprint_key(&key) {
-        bail!("the fingerprint key changed during the run");
-    }
-    Ok(())
+    Ok(FingerprintKey::new(&key))
 }
 
 /// A reporting command's run: the scanner, what to do after the scan, and the report's
@@ -216,9 +214,11 @@ impl Session {
     /// `confidence` is the command's default `--min-confidence`.
     pub fn new(r: &ReportArgs, scanned: &[PathBuf], confidence: Confidence) -> Result<Session> {
         let (cfg, cfg_name) = config(r.rules.config.as_deref(), scanned)?;
+        let engine = engine(&cfg, &r.rules.rule_files)?;
         let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
         if let Some(b) = &r.baseline {
-            policy = policy.with_baseline(policy::read_baseline(b)?);
+            let key_id = engine.fingerprint_key().id();
+            policy = policy.with_baseline(policy::read_baseline(b, &key_id)?);
         }
         let hooks = cfg
             .hooks
@@ -226,7 +226,7 @@ impl Session {
             .map(|h| Hook::new(h, &cfg.dir))
             .collect::<Result<Vec<_>, _>>()
             .with_context(|| cfg_name.clone())?;
-        let scanner = Scanner::new(engine(&cfg, &r.rules.rule_files)?, policy);
+        let scanner = Scanner::new(engine, policy);
         Ok(Session {
             scanner,
             hooks,
@@ -257,6 +257,7 @@ impl Session {
             )
         })?;
         let mut validation = crate::validate::Options::from_env();
+        validation.key = self.scanner.engine().fingerprint_key().clone();
         validation.canaries.extend(self.canaries.iter().cloned());
         let color = match r.color {
             ColorChoice::Always => true,
@@ -382,25 +383,6 @@ pub fn open_output(path: Option<&Path>) -> Result<Output> {
     let Some(path) = path else {
         return Ok(Output::Stdout(std::io::stdout()));
     };
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if !m.file_type().is_file() {
-            bail!(
-                "{}: refusing to write: not a regular file (symlink, FIFO, device or directory)",
-                path.display()
-            );
-        }
-    }
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .with_context(|| format!("{}: cannot open for writing", path.display()))?;
-    use std::os::unix::fs::PermissionsExt;
-    f.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .with_context(|| format!("{}: cannot restrict permissions", path.display()))?;
+    let f = crate::write::open_private(path).with_context(|| format!("{}", path.display()))?;
     Ok(Output::File(std::io::BufWriter::new(f)))
 }

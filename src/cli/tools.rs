@@ -1,7 +1,7 @@
 //! The commands around scans: `validate REPORT`, `report merge`, `rules`, `completions`, `man`.
 
 use super::args::{ListFormat, RulesArgs};
-use super::setup::{checked_engine, config, engine, open_output, rule_set};
+use super::setup::{checked_engine, config, fingerprint_key, open_output, rule_set};
 use super::EXIT_CLEAN;
 use crate::deliver::FailOn;
 use crate::engine::Engine;
@@ -20,12 +20,13 @@ pub fn validate_report(
     fail_on: FailOn,
     audit_log: Option<&Path>,
 ) -> Result<i32> {
-    config(None, &[])?;
+    let (cfg, _) = config(None, &[])?;
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let mut audit =
         crate::respond::Audit::open(audit_log).with_context(|| "--audit-log".to_string())?;
     let masker = (!show).then(masker).transpose()?;
-    let opts = crate::validate::Options::from_env();
+    let mut opts = crate::validate::Options::from_env();
+    opts.key = fingerprint_key(&cfg)?;
     let done = crate::deliver::revalidate(
         &text,
         &rules::builtin(),
@@ -34,11 +35,19 @@ pub fn validate_report(
         &mut audit,
         fail_on,
     )
-    .map_err(|e| anyhow::anyhow!("{}:{}: not a JSON finding", path.display(), e.line))?;
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}: not a leakhound finding ({})",
+            path.display(),
+            e.line,
+            e.why
+        )
+    })?;
     let mut out = open_output(output)?;
     let w = out.writer();
-    for v in &done.lines {
-        writeln!(w, "{v}").context("writing the report")?;
+    for r in &done.lines {
+        serde_json::to_writer(&mut *w, r).context("writing the report")?;
+        writeln!(w).context("writing the report")?;
     }
     w.flush().context("writing the report")?;
     Ok(done.code)
@@ -48,7 +57,8 @@ pub fn validate_report(
 /// from the working directory (the report may come from anywhere).
 fn masker() -> Result<Scanner> {
     Ok(Scanner::new(
-        engine(&Config::default(), &[])?,
+        // It masks and fingerprints nothing kept: no key is needed.
+        checked_engine(rule_set(&Config::default(), &[])?)?,
         Policy::default(),
     ))
 }
@@ -141,7 +151,7 @@ pub fn merge_shards(
 }
 
 pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {
-    let engine = engine(&Config::default(), extra)?;
+    let engine = checked_engine(rule_set(&Config::default(), extra)?)?;
     let mut out = std::io::stdout().lock();
     let r = (|| -> std::io::Result<()> {
         match format {

@@ -90,7 +90,7 @@ pub fn strip_ansi(hay: &[u8]) -> View {
 }
 
 /// How a view was decoded, as reported on findings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Encoding {
     Utf16,

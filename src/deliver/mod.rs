@@ -1,6 +1,7 @@
 //! The stage after the scan, over an owned outcome: validate -> respond (hooks) -> audit ->
 //! write -> baseline -> exit code. The CLI gathers the settings and calls [`deliver`]; the
-//! exit-code rule is [`exit_code`], and nowhere else.
+//! exit-code rule is [`exit_code`], with one exception outside it: `runtime-audit` also exits
+//! 1 on an IMDSv1 endpoint with no finding (`cli/scan.rs`), an exposure that is no finding.
 
 mod revalidate;
 
@@ -149,6 +150,8 @@ pub fn deliver(
         rules,
         show_secrets: d.show_secrets,
         notes: o.notes.as_ref(),
+        // The run's key, which the findings were made and the credentials cached with.
+        fingerprint_key: &d.validation.key,
     };
     report::write(d.format, &report, &d.human, out)?;
     if let Some(b) = baseline {

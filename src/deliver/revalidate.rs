@@ -3,22 +3,23 @@
 //! writers redact.
 
 use super::{exit_code, FailOn};
-use crate::model::{Finding, Validation};
+use crate::model::{Finding, Record, Validation};
 use crate::respond::Audit;
 use crate::rules::Rule;
 use crate::scan::Scanner;
 use serde_json::Value;
 
-/// A report line that is not a JSON object.
+/// A report line that is not a leakhound finding.
 #[derive(Debug, thiserror::Error)]
-#[error("line {line}: not a JSON finding")]
+#[error("line {line}: not a leakhound finding ({why})")]
 pub struct NotAFinding {
     pub line: usize,
+    pub why: String,
 }
 
 /// The report again, and the exit code.
 pub struct Revalidated {
-    pub lines: Vec<Value>,
+    pub lines: Vec<Record>,
     pub code: i32,
 }
 
@@ -33,56 +34,65 @@ pub fn revalidate(
     audit: &mut Audit,
     fail_on: FailOn,
 ) -> Result<Revalidated, NotAFinding> {
-    let mut lines: Vec<Value> = Vec::new();
-    for (n, l) in text
+    let lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let v: Value = serde_json::from_str(l).map_err(|_| NotAFinding { line: n + 1 })?;
-        if !v.is_object() {
-            return Err(NotAFinding { line: n + 1 });
-        }
-        lines.push(v);
+        .map(|(n, l)| (n + 1, l))
+        .collect();
+    // Every line is JSON before any is read as a finding: what is not JSON at all is named
+    // first, wherever it is.
+    let mut values = Vec::with_capacity(lines.len());
+    for (n, l) in lines {
+        let v: Value = serde_json::from_str(l).map_err(|_| NotAFinding {
+            line: n,
+            why: "not JSON".into(),
+        })?;
+        values.push((n, v));
     }
-    let rule_of = |v: &Value| {
-        let id = v["rule"].as_str()?;
-        rules.iter().find(|r| r.id == id && r.validator.is_some())
+    let mut lines: Vec<Record> = Vec::with_capacity(values.len());
+    for (n, v) in values {
+        let r = Record::from_value(v).map_err(|e| NotAFinding {
+            line: n,
+            why: e.to_string(),
+        })?;
+        lines.push(r);
+    }
+    let rule_of = |r: &Record| {
+        rules
+            .iter()
+            .find(|x| x.id == r.rule && x.validator.is_some())
     };
     // A secret the report holds masked cannot be checked. The `redacted` flag is read only
     // to skip what it says is masked: the text decides whether a secret is in clear.
-    let redacted = |v: &Value| {
-        v["redacted"] == Value::Bool(true)
-            || v["secret"].as_str().is_none_or(crate::report::is_masked)
-    };
+    let redacted =
+        |r: &Record| r.redacted || r.secret.is_empty() || crate::report::is_masked(&r.secret);
     // The credential parts of the report, as findings, with the line each came from.
     let mut findings = Vec::new();
     let mut at = Vec::new();
-    for (i, v) in lines.iter().enumerate() {
-        let (Some(rule), false) = (rule_of(v), redacted(v)) else {
+    for (i, r) in lines.iter().enumerate() {
+        let (Some(rule), false) = (rule_of(r), redacted(r)) else {
             continue;
         };
-        let Some(secret) = v["secret"].as_str() else {
-            continue;
-        };
-        let set = v["credential_set"].as_str().map(String::from);
-        let path = v["path"].as_str().unwrap_or("");
-        findings.push(Finding::from_report(rule, secret, set, path));
+        let set = r.credential_set.clone();
+        findings.push(Finding::from_report(
+            rule, &r.secret, set, &r.path, &opts.key,
+        ));
         at.push(i);
     }
     let checked = crate::validate::validate(&mut findings, opts);
     audit.validations(&checked);
     for (f, &i) in findings.iter().zip(&at) {
-        lines[i]["validation"] = serde_json::json!(f.validation);
+        lines[i].validation = f.validation.clone();
     }
-    for v in &mut lines {
-        if redacted(v) && rule_of(v).is_some() {
+    for r in &mut lines {
+        if redacted(r) && rule_of(r).is_some() {
             // Nothing to check it with: say so.
             let skipped = Validation::skipped(
                 "redacted in the report (write it with --show-secrets)",
                 None,
             );
-            v["validation"] = serde_json::json!(skipped);
+            r.validation = Some(skipped);
         }
     }
     // Every secret the report holds in clear is masked wherever it shows, whatever the
@@ -99,10 +109,10 @@ pub fn revalidate(
     }
     let judged: Vec<super::Judged> = lines
         .iter()
-        .map(|v| {
+        .map(|r| {
             (
-                serde_json::from_value(v["validation"]["status"].clone()).ok(),
-                serde_json::from_value(v["reach"]["level"].clone()).ok(),
+                r.validation.as_ref().map(|v| v.status),
+                r.reach.as_ref().map(|x| x.level),
             )
         })
         .collect();

@@ -135,13 +135,14 @@ impl Detection {
         allowed: &dyn Fn(&[u8], &Match) -> bool,
     ) -> Vec<Finding> {
         let rules = engine.rules();
+        let key = engine.fingerprint_key();
         let kept: Vec<Match> = self
             .plain
             .iter()
             .filter(|m| !allowed(hay, m))
             .copied()
             .collect();
-        let mut out = model::findings_masked(rules, hay, &kept, masks, provenance, origin);
+        let mut out = model::findings_masked(rules, hay, &kept, masks, provenance, origin, key);
         if self.decoded.is_empty() {
             return out;
         }
@@ -156,12 +157,12 @@ impl Detection {
         decoded.sort_by_key(|d| d.at.start);
         let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
         let found = match &text {
-            Some(v) => in_text(rules, v, &at, masks, provenance, origin),
-            None => model::findings_masked(rules, hay, &at, masks, provenance, origin),
+            Some(v) => in_text(engine, v, &at, masks, provenance, origin),
+            None => model::findings_masked(rules, hay, &at, masks, provenance, origin, key),
         };
         out.extend(found.into_iter().zip(decoded).map(|(f, d)| {
             let rule = &rules[d.at.rule];
-            let mut f = f.decoded(d.encoding, &d.secret);
+            let mut f = f.decoded(d.encoding, &d.secret, key);
             // A checksum is the decoded token's, not its encoding's.
             if rule.checksum.is_some() {
                 f.confidence =
@@ -218,7 +219,7 @@ pub fn in_view(v: &View, m: &Match) -> Match {
 /// text `v`: line, column (characters of the text) and context are the text's, the context
 /// masked with `masks`; `start..end` stay the text's bytes from `origin`.
 fn in_text(
-    rules: &[crate::rules::Rule],
+    engine: &Engine,
     v: &View,
     at: &[Match],
     masks: &[Match],
@@ -231,10 +232,50 @@ fn in_text(
         offset: 0,
         ..origin
     };
-    let mut found = model::findings_masked(rules, &v.bytes, &spans, &masks, provenance, from);
+    let (rules, key) = (engine.rules(), engine.fingerprint_key());
+    let mut found = model::findings_masked(rules, &v.bytes, &spans, &masks, provenance, from, key);
     // Returned in order of start, as `at` is (the map keeps order).
     for (f, m) in found.iter_mut().zip(at) {
         (f.start, f.end) = (origin.offset + m.start, origin.offset + m.end);
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::FingerprintKey;
+
+    /// The key is the engine's value, not the process's: two engines of one process with two
+    /// keys fingerprint one secret, plain and decoded, each under its own.
+    #[test]
+    fn findings_are_fingerprinted_under_the_engines_key() {
+        // A fake AWS key id, in pieces: a public identifier, which every rule set finds.
+        let id = format!("AKIA{}", "QYLPMN5HHHFPZAM2");
+        let plain = format!("id = {id}\n");
+        let encoded = {
+            use base64::Engine as _;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(plain.as_bytes());
+            format!("blob: {b64}\n")
+        };
+        let prov = Provenance::Stream { name: "t".into() };
+        for hay in [plain.as_bytes(), encoded.as_bytes()] {
+            let mut seen = Vec::new();
+            for k in [&b"first key, sixteen+"[..], b"second key, sixteen+"] {
+                let key = FingerprintKey::new(k);
+                let e = Engine::new(crate::rules::builtin())
+                    .unwrap()
+                    .with_fingerprint_key(key.clone());
+                let found =
+                    detect(&e, hay).findings(&e, hay, &[], &prov, Origin::START, &|_, _| false);
+                let f = found
+                    .iter()
+                    .find(|f| f.secret.reveal() == id)
+                    .expect("the key id is found");
+                assert_eq!(f.fingerprint, key.fingerprint(&f.rule_id, f.secret.bytes()));
+                seen.push(f.fingerprint.clone());
+            }
+            assert_ne!(seen[0], seen[1]);
+        }
+    }
 }

@@ -14,7 +14,8 @@
 //! - a shape that libraries ship as test vectors (`Rule::fixtures`: password hashes) falls to
 //!   `low` in a test, an example, documentation or a comment.
 
-use super::filters::{b64_decode_lenient, jwt_payload, shannon_entropy};
+use super::checksum::{b64_decode_lenient, jwt_payload};
+use super::reject::shannon_entropy;
 use crate::rules::{Checksum, Confidence, Rule};
 
 /// The confidence of `rule`'s finding of `secret` at `path` (the path within its source; a

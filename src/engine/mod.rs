@@ -7,10 +7,13 @@
 //! keyword's hit: the prefilter never drops a match the full regex would find.
 
 mod check;
+mod checksum;
 pub mod confidence;
-mod filters;
+pub mod key;
 mod keywords;
 mod literal;
+mod placeholder;
+mod reject;
 mod scope;
 mod words;
 
@@ -22,7 +25,9 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use check::{check, CheckFailure};
-pub use filters::{checksum_ok, shannon_entropy};
+pub use checksum::checksum_ok;
+pub use key::FingerprintKey;
+pub use reject::shannon_entropy;
 pub use scope::has_stopword;
 
 /// Inputs larger than this are split into chunks of this size and searched in parallel.
@@ -107,6 +112,9 @@ pub struct Engine {
     /// Keep token-shaped matches that fail a checksum or read like placeholders (see
     /// [`Engine::without_companions`]).
     masking: bool,
+    /// What every finding made from this engine's matches is fingerprinted with (see
+    /// [`Engine::with_fingerprint_key`]).
+    fingerprint_key: FingerprintKey,
 }
 
 impl std::fmt::Debug for Engine {
@@ -214,6 +222,7 @@ impl Engine {
             longest_keyword,
             ignore_requires: false,
             masking: false,
+            fingerprint_key: FingerprintKey::ephemeral(),
         })
     }
 
@@ -228,6 +237,18 @@ impl Engine {
 
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// The run's fingerprint key, for the findings made from this engine's matches: an
+    /// engine is built with [`FingerprintKey::ephemeral`] (fingerprints that compare within
+    /// the process only) until it is given the operator's.
+    pub fn with_fingerprint_key(mut self, key: FingerprintKey) -> Engine {
+        self.fingerprint_key = key;
+        self
+    }
+
+    pub fn fingerprint_key(&self) -> &FingerprintKey {
+        &self.fingerprint_key
     }
 
     /// An engine for a masker: it reports a rule needing a companion (an AWS secret near a
@@ -391,7 +412,7 @@ impl Engine {
     pub fn finish(&self, hay: &[u8], mut raw: Vec<Match>) -> Vec<Match> {
         raw.sort_unstable();
         raw.dedup();
-        raw.retain(|m| filters::keep(&self.rules[m.rule], hay, m, self.masking));
+        raw.retain(|m| reject::keep(&self.rules[m.rule], hay, m, self.masking));
         // A rule that needs a companion keeps a match only with the companion close by.
         // Matches are sorted by start and no secret is longer than MAX_WINDOW, so each check
         // looks at a bounded slice found by binary search, never at every other match.

@@ -1,6 +1,6 @@
 //! Findings from the engine's matches in one blob: positions, contexts, fingerprints.
 
-use super::{fingerprint, Context, CredentialPart, Finding, Provenance, Secret};
+use super::{Context, CredentialPart, Finding, FingerprintKey, Provenance, Secret};
 use crate::engine::Match;
 use crate::rules::Rule;
 
@@ -44,30 +44,31 @@ impl Origin {
 }
 
 /// Turn the engine's matches in one blob into findings. Lines and columns are computed here,
-/// once, walking the blob in order of the matches.
+/// once, walking the blob in order of the matches. Fingerprinted under
+/// [`FingerprintKey::ephemeral`]: for a caller that compares findings within the process only
+/// (tests, fuzzing); a run's findings come from [`findings_masked`] under its key.
 pub fn findings(
     rules: &[Rule],
     hay: &[u8],
     matches: &[Match],
     provenance: &Provenance,
 ) -> Vec<Finding> {
-    findings_at(rules, hay, matches, provenance, Origin::START)
+    let key = FingerprintKey::ephemeral();
+    findings_masked(
+        rules,
+        hay,
+        matches,
+        matches,
+        provenance,
+        Origin::START,
+        &key,
+    )
 }
 
-/// [`findings`] for a slice of a blob that begins at `origin`.
-pub fn findings_at(
-    rules: &[Rule],
-    hay: &[u8],
-    matches: &[Match],
-    provenance: &Provenance,
-    origin: Origin,
-) -> Vec<Finding> {
-    findings_masked(rules, hay, matches, matches, provenance, origin)
-}
-
-/// [`findings_at`], with each context masked by `known`: every span in `hay` that any pass
-/// (plain, decoded views, other notebook fields, matches the policy allowed) took for a
-/// secret. A context then never shows a secret that another finding, or no finding, holds.
+/// The findings of `matches` in a slice of a blob that begins at `origin`, fingerprinted under
+/// `key`, each context masked by `known`: every span in `hay` that any pass (plain, decoded
+/// views, other notebook fields, matches the policy allowed) took for a secret. A context then
+/// never shows a secret that another finding, or no finding, holds.
 pub fn findings_masked(
     rules: &[Rule],
     hay: &[u8],
@@ -75,6 +76,7 @@ pub fn findings_masked(
     known: &[Match],
     provenance: &Provenance,
     origin: Origin,
+    key: &FingerprintKey,
 ) -> Vec<Finding> {
     // Where the content lives, for judging a value's place: an environment's origin (a pid,
     // a dump file), not its variable's name.
@@ -127,7 +129,7 @@ pub fn findings_masked(
             end: origin.offset + m.end,
             secret: Secret::new(secret),
             public: rule.public,
-            fingerprint: fingerprint(&rule.id, secret),
+            fingerprint: key.fingerprint(&rule.id, secret),
             entropy: crate::engine::shannon_entropy(secret),
             context: context(rules, hay, m, &masks),
             encoding: None,

@@ -6,20 +6,20 @@ mod fingerprint;
 mod found;
 mod provenance;
 mod reach;
+mod record;
 mod shard;
 mod verdict;
 
-pub use fingerprint::{
-    fingerprint, fingerprint_key_id, hex, keyed_hash, random_salt, set_fingerprint_key, BaselineKdf,
-};
-pub use found::{findings, findings_at, findings_masked, place, Origin};
+pub use crate::engine::FingerprintKey;
+pub use fingerprint::{hex, random_salt, BaselineKdf};
+pub use found::{findings, findings_masked, place, Origin};
 pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};
+pub use record::{report_order, BaselineEntry, Record, RecordError, PER_PLACE};
 pub use shard::{whited_out, ImageLayers, Shard, ShardError, ShardNotes, Whiteouts};
 pub use verdict::{now_rfc3339, rfc3339, unix_now, HookRun, Status, Validation};
 
 pub use crate::rules::Confidence;
-use serde_json::{json, Value};
 use std::time::Duration;
 
 /// Bytes of a secret. `Debug` never shows them and there is no `Serialize`: a writer must
@@ -253,6 +253,7 @@ impl Finding {
         secret: &str,
         credential_set: Option<String>,
         path: &str,
+        key: &FingerprintKey,
     ) -> Finding {
         let secret = secret.as_bytes();
         Finding {
@@ -269,7 +270,7 @@ impl Finding {
             end: 0,
             secret: Secret::new(secret),
             public: rule.public,
-            fingerprint: fingerprint(&rule.id, secret),
+            fingerprint: key.fingerprint(&rule.id, secret),
             entropy: crate::engine::shannon_entropy(secret),
             context: Context::default(),
             encoding: None,
@@ -282,10 +283,16 @@ impl Finding {
         }
     }
 
-    /// Mark this finding as found in a decoded view, with the decoded secret.
-    pub fn decoded(mut self, encoding: crate::decode::Encoding, secret: &[u8]) -> Finding {
+    /// Mark this finding as found in a decoded view, with the decoded secret (fingerprinted
+    /// under `key`, as the plain one was).
+    pub fn decoded(
+        mut self,
+        encoding: crate::decode::Encoding,
+        secret: &[u8],
+        key: &FingerprintKey,
+    ) -> Finding {
         self.secret = Secret::new(secret);
-        self.fingerprint = fingerprint(&self.rule_id, secret);
+        self.fingerprint = key.fingerprint(&self.rule_id, secret);
         self.entropy = crate::engine::shannon_entropy(secret);
         self.encoding = Some(encoding);
         self
@@ -304,90 +311,10 @@ impl Finding {
         self.provenance.display()
     }
 
-    /// The order of a report: by path, position and rule; what ties (one path in two commits,
-    /// two layers, two cells) is ordered by the rest of its place, so that a report does not
-    /// depend on which worker finished first. [`report_order_json`] is the same order over
-    /// the findings of a JSON report.
-    pub fn report_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
-        let tail = |f: &Finding| {
-            (
-                f.end as u64,
-                serde_json::to_string(&f.provenance).unwrap_or_default(),
-                f.fingerprint.clone(),
-                serde_json::to_string(&f.encoding).unwrap_or_default(),
-            )
-        };
-        (a.path(), a.start as u64, a.rule_id.as_str())
-            .cmp(&(b.path(), b.start as u64, b.rule_id.as_str()))
-            .then_with(|| tail(a).cmp(&tail(b)))
-    }
-
     /// Whether this finding is a part of a credential that validator `name` checks.
     pub fn is_part_of(&self, name: &str) -> bool {
         self.part.as_ref().is_some_and(|p| p.validator == name)
     }
-
-    /// The finding as one JSON object (the schema is in `docs/json.md`): what reports, hooks
-    /// and filter logs all show. Redacted unless `show`.
-    pub fn to_json(&self, show: bool) -> Value {
-        let mut v = json!({
-            "rule": self.rule_id,
-            "name": self.rule_name,
-            "confidence": self.confidence.as_str(),
-            "path": self.path(),
-            "line": self.line,
-            "column": self.column,
-            "end_line": self.end_line,
-            "start": self.start,
-            "end": self.end,
-            "secret": self.display_secret(show),
-            "redacted": !(show || self.public),
-            "fingerprint": self.fingerprint,
-            "context": self.context.render(show),
-            "encoding": self.encoding,
-            "credential_set": self.credential_set,
-            "provenance": self.provenance,
-        });
-        // Present only where they apply, so other findings keep their shape. The entropy of
-        // a redacted secret is left out: with its length it narrows a guess.
-        if show || self.public {
-            v["entropy"] = json!((self.entropy * 100.0).round() / 100.0);
-        }
-        for a in &self.annotations {
-            v[a.key] = json!(a.value);
-        }
-        if let Some(val) = &self.validation {
-            v["validation"] = json!(val);
-        }
-        if let Some(r) = &self.reach {
-            v["reach"] = json!(r);
-        }
-        if !self.hooks.is_empty() {
-            v["hooks"] = json!(self.hooks);
-        }
-        v
-    }
-}
-
-/// [`Finding::report_order`] over findings as [`Finding::to_json`] wrote them.
-pub fn report_order_json(a: &Value, b: &Value) -> std::cmp::Ordering {
-    let head = |v: &Value| {
-        (
-            v["path"].as_str().unwrap_or_default().to_string(),
-            v["start"].as_u64().unwrap_or_default(),
-            v["rule"].as_str().unwrap_or_default().to_string(),
-        )
-    };
-    // Written as `to_json` wrote it: the fields in their order (serde_json keeps it).
-    let tail = |v: &Value| {
-        (
-            v["end"].as_u64().unwrap_or_default(),
-            v["provenance"].to_string(),
-            v["fingerprint"].as_str().unwrap_or_default().to_string(),
-            v["encoding"].to_string(),
-        )
-    };
-    head(a).cmp(&head(b)).then_with(|| tail(a).cmp(&tail(b)))
 }
 
 /// A problem with one input that did not stop the scan.

@@ -1,9 +1,9 @@
 //! Where a finding was: the place a blob came from.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The commit that introduced a finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commit {
     pub id: String,
     pub author: String,
@@ -14,7 +14,7 @@ pub struct Commit {
 }
 
 /// Where a blob came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Provenance {
     File {
@@ -177,6 +177,71 @@ impl Provenance {
                 ..
             } => Some((*cell, *output, field)),
             _ => None,
+        }
+    }
+
+    /// Every text of the place (a path, a variable, a commit's subject), for masking a
+    /// secret an earlier report holds in clear wherever it shows.
+    pub fn texts_mut(&mut self, mut f: impl FnMut(&mut String)) {
+        let opt = |s: &mut Option<String>, f: &mut dyn FnMut(&mut String)| {
+            if let Some(s) = s {
+                f(s)
+            }
+        };
+        match self {
+            Provenance::File { path, variable } => {
+                f(path);
+                opt(variable, &mut f);
+            }
+            Provenance::Stream { name } => f(name),
+            Provenance::Notebook { path, field, .. } => {
+                f(path);
+                f(field);
+            }
+            Provenance::Env { origin, variable } => {
+                f(origin);
+                f(variable);
+            }
+            Provenance::Git {
+                path,
+                blob,
+                commit,
+                variable,
+                field,
+                ..
+            } => {
+                f(path);
+                f(blob);
+                if let Some(c) = commit {
+                    for s in [
+                        &mut c.id,
+                        &mut c.author,
+                        &mut c.email,
+                        &mut c.date,
+                        &mut c.subject,
+                    ] {
+                        f(s);
+                    }
+                }
+                opt(variable, &mut f);
+                opt(field, &mut f);
+            }
+            Provenance::Image {
+                image,
+                manifest,
+                layer_digest,
+                path,
+                variable,
+                field,
+                ..
+            } => {
+                f(image);
+                f(manifest);
+                f(path);
+                opt(layer_digest, &mut f);
+                opt(variable, &mut f);
+                opt(field, &mut f);
+            }
         }
     }
 

@@ -3,14 +3,14 @@
 
 use super::Report;
 use crate::model::{
-    fingerprint_key_id, random_salt, BaselineKdf, Finding, ShardNotes, Summary, Warning,
+    random_salt, BaselineEntry, BaselineKdf, Finding, Record, ShardNotes, Summary, Warning,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::{self, Write};
 
 pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let findings = r.findings.iter().map(|f| f.to_json(r.show_secrets));
-    let key = fingerprint_key_id();
+    let findings = r.findings.iter().map(|f| f.record(r.show_secrets));
+    let key = r.fingerprint_key.id();
     write_document(
         findings.collect(),
         r.warnings,
@@ -21,10 +21,10 @@ pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> 
     )
 }
 
-/// The JSON report of findings already in their JSON form: a scan's, or shards' merged.
+/// The JSON report of findings as records: a scan's, or shards' merged.
 /// `key_id` names the fingerprint key the findings were made with.
 pub(super) fn write_document(
-    findings: Vec<Value>,
+    findings: Vec<Record>,
     warnings: &[Warning],
     summary: &Summary,
     notes: Option<&ShardNotes>,
@@ -48,12 +48,12 @@ pub(super) fn write_document(
 }
 
 pub(super) fn write_jsonl(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
-    write_lines(r.findings.iter().map(|f| f.to_json(r.show_secrets)), out)
+    write_lines(r.findings.iter().map(|f| f.record(r.show_secrets)), out)
 }
 
-/// One finding (in its JSON form) a line.
+/// One finding a line.
 pub(super) fn write_lines(
-    findings: impl Iterator<Item = Value>,
+    findings: impl Iterator<Item = Record>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     for f in findings {
@@ -83,14 +83,14 @@ pub fn write_baseline(findings: &[&Finding], out: &mut dyn Write) -> io::Result<
                 h
             }
         };
-        entries.push(json!({
-            "rule": f.rule_id,
-            "path": f.path(),
-            "line": f.line,
-            "column": f.column,
-            "argon2": h,
-            "provenance": f.provenance,
-        }));
+        entries.push(BaselineEntry {
+            rule: f.rule_id.clone(),
+            path: f.path(),
+            line: f.line as u64,
+            column: f.column as u64,
+            argon2: h,
+            provenance: Some(f.provenance.clone()),
+        });
     }
     let doc = json!({
         "tool": "leakhound",

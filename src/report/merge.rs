@@ -7,8 +7,7 @@
 //! entries are held in memory, never whole reports: JSON Lines input is read line by line.
 //! The output does not depend on the order of the inputs.
 
-use crate::model::Confidence;
-use serde::Deserialize as _;
+use crate::model::{Confidence, Provenance, Record};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{self, BufRead, Write};
@@ -19,7 +18,7 @@ pub enum MergeError {
     NotFinding {
         file: String,
         line: usize,
-        why: &'static str,
+        why: String,
     },
     #[error(
         "{file}: made with fingerprint key {found}, {first} with {expected}: their fingerprints \
@@ -35,28 +34,6 @@ pub enum MergeError {
     #[error("{file}: {cause}")]
     Io { file: String, cause: io::Error },
 }
-
-/// Fields of a finding that belong to one place, not to the credential.
-const PER_PLACE: &[&str] = &[
-    "path",
-    "line",
-    "column",
-    "end_line",
-    "start",
-    "end",
-    "context",
-    "provenance",
-    "encoding",
-    "entropy",
-    "secret",
-    "redacted",
-    "fingerprint",
-    "credential_set",
-    "rule",
-    "name",
-    "confidence",
-    "hooks",
-];
 
 /// One credential and where it was found.
 struct Entry {
@@ -148,7 +125,7 @@ impl Merger {
                     let v = serde_json::from_str(&l).map_err(|_| MergeError::NotFinding {
                         file: name.to_string(),
                         line: n,
-                        why: "not JSON",
+                        why: "not JSON".into(),
                     })?;
                     self.finding(name, n, v, seen)?;
                 }
@@ -164,7 +141,7 @@ impl Merger {
         let doc = serde_json::from_str(&text).map_err(|_| MergeError::NotFinding {
             file: name.to_string(),
             line: 1,
-            why: "neither a JSON report nor JSON Lines",
+            why: "neither a JSON report nor JSON Lines".into(),
         })?;
         self.document(name, doc, seen)
     }
@@ -193,7 +170,7 @@ impl Merger {
             return Err(MergeError::NotFinding {
                 file: name.to_string(),
                 line: 1,
-                why: "no findings array",
+                why: "no findings array".into(),
             });
         };
         for (i, f) in findings.into_iter().enumerate() {
@@ -209,67 +186,54 @@ impl Merger {
         f: Value,
         seen: Option<&str>,
     ) -> Result<(), MergeError> {
-        let bad = |why| MergeError::NotFinding {
+        let f = Record::from_value(f).map_err(|e| MergeError::NotFinding {
             file: name.to_string(),
             line,
-            why,
-        };
-        let Value::Object(mut f) = f else {
-            return Err(bad("not an object"));
-        };
-        let text =
-            |f: &Map<String, Value>, k: &str| f.get(k).and_then(Value::as_str).map(str::to_string);
-        let fingerprint = text(&f, "fingerprint").ok_or_else(|| bad("no fingerprint"))?;
-        let rule = text(&f, "rule").ok_or_else(|| bad("no rule"))?;
+            why: e.to_string(),
+        })?;
         self.findings += 1;
-        let path = text(&f, "path").unwrap_or_default();
-        let num = |k: &str| f.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let (line_no, column) = (num("line"), num("column"));
-        let provenance = f.remove("provenance").unwrap_or(Value::Null);
         // A commit's date is when the secret was there; otherwise, when the report was made.
-        let when = provenance
-            .pointer("/commit/date")
-            .and_then(Value::as_str)
-            .or(seen)
-            .map(str::to_string);
+        let when = match &f.provenance {
+            Some(Provenance::Git {
+                commit: Some(c), ..
+            }) => Some(c.date.as_str()),
+            _ => seen,
+        }
+        .map(str::to_string);
         // The record's own `redacted` flag is not trusted: a record may lack it, or hold a
         // secret in full under any flag. What is not a masked form is a secret in clear.
-        let raw_secret = text(&f, "secret").unwrap_or_default();
-        let public = self.public_rules.contains(&rule);
-        let clear = !super::is_masked(&raw_secret);
-        if clear && !public && !raw_secret.is_empty() {
-            self.known.insert(raw_secret.clone());
+        let public = self.public_rules.contains(&f.rule);
+        let clear = !super::is_masked(&f.secret);
+        if clear && !public && !f.secret.is_empty() {
+            self.known.insert(f.secret.clone());
         }
         let (secret, redacted) = if public || self.show_secrets {
-            (raw_secret, !clear)
+            (f.secret.clone(), !clear)
         } else {
-            (super::remask(&raw_secret), true)
+            (super::remask(&f.secret), true)
         };
-        let confidence = f
-            .get("confidence")
-            .and_then(|c| Confidence::deserialize(c).ok());
-        let entry = self.entries.entry(fingerprint).or_insert_with(|| Entry {
-            rule: rule.clone(),
-            name: text(&f, "name").unwrap_or_default(),
-            confidence,
-            secret: secret.clone(),
-            redacted,
-            sets: BTreeSet::new(),
-            extra: Map::new(),
-            locations: BTreeMap::new(),
-        });
+        let entry = self
+            .entries
+            .entry(f.fingerprint.clone())
+            .or_insert_with(|| Entry {
+                rule: f.rule.clone(),
+                name: f.name.clone(),
+                confidence: f.confidence,
+                secret: secret.clone(),
+                redacted,
+                sets: BTreeSet::new(),
+                extra: Map::new(),
+                locations: BTreeMap::new(),
+            });
         // Asked to show secrets, one report's clear value beats another's masked one.
         if entry.redacted && !redacted {
             (entry.secret, entry.redacted) = (secret, false);
         }
-        entry.confidence = entry.confidence.max(confidence);
-        if let Some(s) = text(&f, "credential_set") {
-            entry.sets.insert(s);
+        entry.confidence = entry.confidence.max(f.confidence);
+        if let Some(s) = &f.credential_set {
+            entry.sets.insert(s.clone());
         }
-        for (k, v) in f {
-            if PER_PLACE.contains(&k.as_str()) || v.is_null() {
-                continue;
-            }
+        for (k, v) in f.per_credential() {
             let live = |v: &Value| v.get("status").and_then(Value::as_str) == Some("live");
             match entry.extra.get(&k) {
                 Some(old) if !(k == "validation" && live(&v) && !live(old)) => {}
@@ -278,11 +242,12 @@ impl Merger {
                 }
             }
         }
-        let key = (path.clone(), line_no, column, provenance.to_string());
+        let provenance = f.provenance.as_ref().map_or(Value::Null, |p| json!(p));
+        let key = (f.path.clone(), f.line, f.column, provenance.to_string());
         let place = entry.locations.entry(key).or_insert_with(|| Place {
-            path,
-            line: line_no,
-            column,
+            path: f.path,
+            line: f.line,
+            column: f.column,
             provenance,
             reports: BTreeSet::new(),
             first_seen: None,
@@ -495,9 +460,16 @@ mod tests {
     use super::*;
 
     fn finding(fp: &str, path: &str, line: u64, kind: &str) -> String {
+        // A place of its kind whole: records are read typed, and an image's names its image.
+        let provenance = match kind {
+            "image" => json!({"kind": kind, "image": "app:1", "manifest": "sha256:m",
+                              "layer": 0, "layer_digest": "sha256:l", "path": path,
+                              "deleted": false}),
+            _ => json!({"kind": kind, "path": path}),
+        };
         json!({"rule": "github.pat", "name": "GitHub token", "confidence": "high", "path": path,
                "line": line, "column": 3, "secret": "ghp_********", "redacted": true,
-               "fingerprint": fp, "provenance": {"kind": kind, "path": path}})
+               "fingerprint": fp, "provenance": provenance})
         .to_string()
     }
 

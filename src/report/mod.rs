@@ -7,7 +7,7 @@ pub mod merge;
 mod sarif;
 pub mod shards;
 
-use crate::model::{Finding, ShardNotes, Summary, Warning};
+use crate::model::{Finding, Record, ShardNotes, Summary, Warning};
 use crate::rules::Rule;
 use serde_json::Value;
 use std::io::{self, Write};
@@ -32,6 +32,9 @@ pub struct Report<'a> {
     pub show_secrets: bool,
     /// A shard's notes, kept in its JSON report for the merge.
     pub notes: Option<&'a ShardNotes>,
+    /// The key the findings were fingerprinted with: a JSON report names it
+    /// (`fingerprint_key_id`), so reports and baselines under another key are refused.
+    pub fingerprint_key: &'a crate::model::FingerprintKey,
 }
 
 /// Write `report` in `format`. A broken pipe is not an error.
@@ -73,7 +76,7 @@ pub fn remask(s: &str) -> String {
     }
 }
 
-/// How the findings of an earlier report (JSON values) are made safe to write again:
+/// How the findings of an earlier report are made safe to write again:
 /// `report merge --shards` and `validate REPORT` read reports that may hold secrets in clear
 /// (written with `--show-secrets`, or by hand, with or without a `redacted` flag), and write
 /// them again redacted unless their own `--show-secrets` says otherwise.
@@ -87,33 +90,31 @@ pub struct Redact<'a> {
 
 impl Redact<'_> {
     /// Mask every finding's secret (but a public one), its context, and each secret the
-    /// report holds in clear wherever else it shows (a field a reader here does not know).
-    pub fn findings(&self, findings: &mut [Value]) {
-        let public = |v: &Value| v["rule"].as_str().is_some_and(|r| (self.public)(r));
+    /// report holds in clear wherever else it shows (any text field, and a field this
+    /// version does not know).
+    pub fn findings(&self, findings: &mut [Record]) {
+        let public = |r: &Record| (self.public)(&r.rule);
         let known: Vec<String> = findings
             .iter()
-            .filter(|v| !public(v))
-            .filter_map(|v| v["secret"].as_str())
+            .filter(|r| !public(r))
+            .map(|r| r.secret.clone())
             .filter(|s| !s.is_empty() && !is_masked(s))
-            .map(String::from)
             .collect();
         let known: Vec<&str> = known.iter().map(String::as_str).collect();
-        for v in findings.iter_mut() {
-            let public = public(v);
-            let Some(o) = v.as_object_mut() else { continue };
-            for (k, x) in o.iter_mut() {
-                match (k.as_str(), x) {
-                    ("secret", Value::String(s)) if !public => *s = remask(s),
-                    ("secret", _) => {}
-                    ("context", Value::String(c)) => *c = (self.context)(c, &known),
-                    (_, x) => mask_known(x, &known),
-                }
-            }
+        for r in findings.iter_mut() {
+            let public = public(r);
             if !public {
-                o.insert("redacted".into(), Value::Bool(true));
+                r.secret = remask(&r.secret);
+                r.redacted = true;
                 // The entropy of a secret is printed only beside a revealed one.
-                o.remove("entropy");
+                r.entropy = None;
             }
+            r.context = (self.context)(&r.context, &known);
+            r.texts_mut(|s| {
+                if known.iter().any(|k| !k.is_empty() && s.contains(k)) {
+                    *s = mask_known_text(s, &known);
+                }
+            });
         }
     }
 }

@@ -2,32 +2,32 @@
 //! every rule that has a result, a stable partial fingerprint per result.
 
 use super::Report;
+use crate::model::{Confidence, Provenance, Record};
 use crate::rules::Rule;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let findings: Vec<Value> = r
+    let findings: Vec<Record> = r
         .findings
         .iter()
-        .map(|f| f.to_json(r.show_secrets))
+        .map(|f| f.record(r.show_secrets))
         .collect();
-    write_values(&findings, r.rules, out)
+    write_records(&findings, r.rules, out)
 }
 
-/// The SARIF of findings in their JSON form (`Finding::to_json`): a scan's, or shards'
-/// merged, so that both are one document for the same findings.
-pub(super) fn write_values(
-    findings: &[Value],
+/// The SARIF of findings as records: a scan's, or shards' merged, so that both are one
+/// document for the same findings.
+pub(super) fn write_records(
+    findings: &[Record],
     rules: &[Rule],
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let text = |v: &Value, k: &str| v[k].as_str().unwrap_or_default().to_string();
-    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    let mut used: BTreeMap<&str, usize> = BTreeMap::new();
     for f in findings {
         let next = used.len();
-        used.entry(text(f, "rule")).or_insert(next);
+        used.entry(&f.rule).or_insert(next);
     }
     let mut described: Vec<(usize, Value)> = rules
         .iter()
@@ -52,24 +52,24 @@ pub(super) fn write_values(
         .iter()
         .map(|f| {
             let mut result = json!({
-                "ruleId": f["rule"],
-                "ruleIndex": used[&text(f, "rule")],
+                "ruleId": f.rule,
+                "ruleIndex": used[f.rule.as_str()],
                 "level": "error",
                 // SARIF's 0-100 relevance, so a viewer can sort high-confidence results first.
-                "rank": rank(&text(f, "confidence")),
-                "message": {"text": format!("{} found: {}", text(f, "name"), text(f, "secret"))},
+                "rank": rank(f.confidence),
+                "message": {"text": format!("{} found: {}", f.name, f.secret)},
                 "locations": [{
                     "physicalLocation": {
-                        "artifactLocation": {"uri": uri(&text(f, "path"))},
+                        "artifactLocation": {"uri": uri(&f.path)},
                         "region": {
-                            "startLine": f["line"],
-                            "startColumn": f["column"],
-                            "endLine": f["end_line"],
-                            "snippet": {"text": f["context"]},
+                            "startLine": f.line,
+                            "startColumn": f.column,
+                            "endLine": f.end_line,
+                            "snippet": {"text": f.context},
                         }
                     }
                 }],
-                "partialFingerprints": {"leakhound/v1": f["fingerprint"]},
+                "partialFingerprints": {"leakhound/v1": f.fingerprint},
             });
             if let Some(p) = properties(f) {
                 result["properties"] = p;
@@ -100,27 +100,30 @@ pub(super) fn document(rules: Vec<Value>, results: Vec<Value>) -> Value {
     })
 }
 
-fn rank(confidence: &str) -> f64 {
+fn rank(confidence: Option<Confidence>) -> f64 {
     match confidence {
-        "high" => 90.0,
-        "medium" => 60.0,
+        Some(Confidence::High) => 90.0,
+        Some(Confidence::Medium) => 60.0,
         _ => 30.0,
     }
 }
 
 /// Where the finding came from beyond its file (the git commit that introduced it), and
 /// what its credential can do (`--reach`).
-fn properties(f: &Value) -> Option<Value> {
-    let p = &f["provenance"];
-    let c = &p["commit"];
-    let mut out = (p["kind"] == "git" && c.is_object()).then(|| {
-        json!({
-            "commit": c["id"], "author": c["author"], "email": c["email"], "date": c["date"],
-            "subject": c["subject"], "blob": p["blob"],
-        })
-    });
-    if let Some(reach) = f.get("reach") {
-        out.get_or_insert_with(|| json!({}))["reach"] = reach.clone();
+fn properties(f: &Record) -> Option<Value> {
+    let mut out = match &f.provenance {
+        Some(Provenance::Git {
+            commit: Some(c),
+            blob,
+            ..
+        }) => Some(json!({
+            "commit": c.id, "author": c.author, "email": c.email, "date": c.date,
+            "subject": c.subject, "blob": blob,
+        })),
+        _ => None,
+    };
+    if let Some(reach) = &f.reach {
+        out.get_or_insert_with(|| json!({}))["reach"] = json!(reach);
     }
     out
 }

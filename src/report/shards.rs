@@ -7,7 +7,7 @@
 //! quietly lacks a part of the work.
 
 use super::{json, sarif, Format};
-use crate::model::{report_order_json, whited_out, ShardNotes, Summary, Warning};
+use crate::model::{report_order, whited_out, Provenance, Record, ShardNotes, Summary, Warning};
 use crate::rules::Rule;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ pub enum ShardsError {
 /// The shards' reports, added one at a time; [`Shards::write`] writes the merged report.
 #[derive(Default)]
 pub struct Shards {
-    findings: Vec<Value>,
+    findings: Vec<Record>,
     warnings: Vec<Warning>,
     summary: Summary,
     notes: Vec<ShardNotes>,
@@ -124,7 +124,10 @@ impl Shards {
         let warnings: Vec<Warning> = serde_json::from_value(doc["warnings"].take())
             .map_err(|e| not(&format!("warnings: {e}")))?;
         if let Value::Array(f) = doc["findings"].take() {
-            self.findings.extend(f);
+            for (i, f) in f.into_iter().enumerate() {
+                let f = Record::from_value(f).map_err(|e| not(&format!("findings[{i}]: {e}")))?;
+                self.findings.push(f);
+            }
         }
         self.warnings.extend(warnings);
         self.summary.add(&summary);
@@ -167,7 +170,7 @@ impl Shards {
         if let Some(r) = redact {
             r.findings(&mut self.findings);
         }
-        self.findings.sort_by(report_order_json);
+        self.findings.sort_by(report_order);
         self.warnings
             .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
         let s = &mut self.summary;
@@ -183,7 +186,7 @@ impl Shards {
         let written = match format {
             Format::Json => json::write_document(self.findings, &self.warnings, s, None, &key, out),
             Format::Jsonl => json::write_lines(self.findings.into_iter(), out),
-            Format::Sarif => sarif::write_values(&self.findings, rules, out),
+            Format::Sarif => sarif::write_records(&self.findings, rules, out),
             // The human writer reads whole findings, which a JSON report no longer holds.
             Format::Human => Err(io::Error::other(
                 "shards merge into json, jsonl or sarif, not the human format",
@@ -208,27 +211,28 @@ impl Shards {
             return;
         }
         for f in &mut self.findings {
-            let p = &f["provenance"];
-            let (Some(image), Some(manifest), Some(layer), Some(path)) = (
-                p["image"].as_str(),
-                p["manifest"].as_str(),
-                p["layer"].as_u64(),
-                p["path"].as_str(),
-            ) else {
+            let Some(Provenance::Image {
+                image,
+                manifest,
+                layer: Some(layer),
+                path,
+                deleted,
+                ..
+            }) = &mut f.provenance
+            else {
                 continue;
             };
-            let Some(digests) = layers.get(&(image, manifest)) else {
+            let Some(digests) = layers.get(&(image.as_str(), manifest.as_str())) else {
                 continue;
             };
             let later: Vec<(String, bool)> = digests
                 .iter()
-                .skip(layer as usize + 1)
+                .skip(*layer + 1)
                 .filter_map(|d| whiteouts.get(d))
                 .flat_map(|w| w.iter().cloned())
                 .collect();
             let file = path.split('!').next().unwrap_or(path);
-            let deleted = whited_out(file, &later);
-            f["provenance"]["deleted"] = Value::Bool(deleted);
+            *deleted = whited_out(file, &later);
         }
     }
 }

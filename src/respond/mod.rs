@@ -15,7 +15,7 @@ mod iam;
 
 use crate::model::{Finding, HookRun, Status};
 use crate::policy::{HookConfig, When};
-use crate::validate::{write_private, Checked, Credential, ReachChecked};
+use crate::validate::{Checked, Credential, ReachChecked};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 #[error("hooks: {0}")]
-pub struct HookError(String);
+pub struct HookConfigError(String);
 
 /// A hook ready to run.
 pub struct Hook {
@@ -84,8 +84,8 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
 
 impl Hook {
     /// Check a configured hook; `dir` is where its command runs.
-    pub fn new(c: &HookConfig, dir: &Path) -> Result<Hook, HookError> {
-        let err = |m: String| HookError(format!("hook {:?}: {m}", c.name));
+    pub fn new(c: &HookConfig, dir: &Path) -> Result<Hook, HookConfigError> {
+        let err = |m: String| HookConfigError(format!("hook {:?}: {m}", c.name));
         let kind = match (&c.command, c.action.as_deref()) {
             (Some(cmd), None) if !cmd.is_empty() => Kind::Command(cmd.clone()),
             (Some(_), None) => return Err(err("command is empty".into())),
@@ -178,7 +178,7 @@ pub fn run_hooks(
     }
     let state_dir = opts.cache_dir.as_deref();
     // Each finding's credential set, for actions that check a key again after acting.
-    let creds = crate::validate::credentials(findings);
+    let creds = crate::validate::credentials(findings, &opts.key);
     let mut set_of: HashMap<usize, usize> = HashMap::new();
     for (c, cred) in creds.iter().enumerate() {
         for &i in &cred.members {
@@ -236,7 +236,7 @@ pub fn run_hooks(
     }
     if let (Some(p), false) = (&state_path, this_run.is_empty()) {
         if let Ok(body) = serde_json::to_vec(&done) {
-            if let Err(e) = write_private(p, &body) {
+            if let Err(e) = crate::write::private(p, &body) {
                 eprintln!(
                     "leakhound: warning: cannot record hook runs in {}: {e}",
                     p.display()
@@ -537,7 +537,8 @@ mod tests {
         let rules = crate::rules::builtin();
         let rule = rules.iter().find(|r| r.id == "github.pat").unwrap();
         let finding = |status: Option<Status>| {
-            let mut f = Finding::from_report(rule, "ghp_fake", None, "a.sh");
+            let key = crate::model::FingerprintKey::ephemeral();
+            let mut f = Finding::from_report(rule, "ghp_fake", None, "a.sh", &key);
             f.validation = status.map(|s| crate::model::Validation {
                 status: s,
                 ..crate::model::Validation::skipped("test", None)

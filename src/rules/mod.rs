@@ -1,9 +1,10 @@
 //! Rules are data: TOML files with one `[[rules]]` table per rule. The default set lives in
 //! `signatures/` and is embedded at build time; operators add their own files.
 //!
-//! Loading checks everything that can be checked without running the engine (unique ids, a
-//! `secret` group, a bounded match length, keywords present); [`crate::engine::check`] runs every
-//! rule's examples and negatives through the whole engine.
+//! Loading parses (a field this model does not know is an error) and settles each rule's
+//! pattern facts; the static checks (unique ids, a `secret` group, a bounded match length,
+//! keywords present) are made when [`crate::engine::Engine::new`] compiles the set, and
+//! [`crate::engine::check`] runs every rule's examples and negatives through the whole engine.
 
 pub mod facts;
 pub mod gitleaks;

@@ -97,8 +97,8 @@ impl Scanner {
             .copied()
             .collect();
         known.extend_from_slice(&raw_plain);
-        let rules = self.engine.rules();
-        let mut out = model::findings_masked(rules, raw, &outside, &known, at, Origin::START);
+        let (rules, key) = (self.engine.rules(), self.engine.fingerprint_key());
+        let mut out = model::findings_masked(rules, raw, &outside, &known, at, Origin::START, key);
         for (part, mapped) in parts.iter().zip(each) {
             let matches: Vec<Match> = mapped
                 .into_iter()
@@ -115,6 +115,7 @@ impl Scanner {
                 &known,
                 &prov,
                 Origin::START,
+                key,
             ));
         }
         Some(out)

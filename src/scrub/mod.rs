@@ -287,7 +287,7 @@ pub struct Options {
 
 /// What happened to one file.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum FileOutcome {
     /// Read and masked; nothing to hide.
     Clean,
     /// Secrets masked (or, in a dry run, would be); the file is rewritten unless dry.
@@ -302,14 +302,14 @@ pub enum Outcome {
 const BINARY_PROBE: usize = 8192;
 
 /// Mask one file in place (see the module's description).
-pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcome, Error> {
+pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<FileOutcome, Error> {
     let io = |source| Error::Io {
         path: path.display().to_string(),
         source,
     };
     // Before anything is read: masking the database may have emptied or removed it already.
     if let Some(db) = sqlite_log_of(path) {
-        return Ok(Outcome::Skipped(format!(
+        return Ok(FileOutcome::Skipped(format!(
             "SQLite's log of {}: masked through the database",
             db.display()
         )));
@@ -317,10 +317,10 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
     let meta = std::fs::symlink_metadata(path).map_err(io)?;
     if meta.file_type().is_symlink() {
         // Renaming over a link would replace the link, not the file it names.
-        return Ok(Outcome::Skipped("a symbolic link".into()));
+        return Ok(FileOutcome::Skipped("a symbolic link".into()));
     }
     if !meta.is_file() {
-        return Ok(Outcome::Skipped("not a regular file".into()));
+        return Ok(FileOutcome::Skipped("not a regular file".into()));
     }
     let modified = meta.modified().map_err(io)?;
     if !opts.force {
@@ -328,7 +328,7 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
             .duration_since(modified)
             .unwrap_or(Duration::ZERO);
         if age < opts.min_age {
-            return Ok(Outcome::Skipped(format!(
+            return Ok(FileOutcome::Skipped(format!(
                 "modified {}s ago, maybe by a live session (--force to scrub it anyway)",
                 age.as_secs()
             )));
@@ -342,19 +342,19 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
         drop(file);
         let rows = sqlite::scrub_db(&Masking::new(engine), path, opts.dry_run)?;
         return Ok(if rows.changes.is_empty() && rows.errors.is_empty() {
-            Outcome::Clean
+            FileOutcome::Clean
         } else {
-            Outcome::Database(rows)
+            FileOutcome::Database(rows)
         });
     }
     if memchr::memchr(0, &raw[..raw.len().min(BINARY_PROBE)]).is_some() {
-        return Ok(Outcome::Skipped("binary".into()));
+        return Ok(FileOutcome::Skipped("binary".into()));
     }
     let name = path.display().to_string();
     let kind = Kind::of(path);
     let mut s = scrub(engine, &name, kind, &raw)?;
     if !s.changed(&raw) {
-        return Ok(Outcome::Clean);
+        return Ok(FileOutcome::Clean);
     }
     if !opts.dry_run {
         let grew = replace(path, &s.bytes, &meta, &file, raw.len())?;
@@ -363,7 +363,7 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<Outcom
             .map_or(true, |age| age < LIVE);
         follow(engine, path, kind, &file, raw, &mut s, grew || live)?;
     }
-    Ok(Outcome::Changed(s))
+    Ok(FileOutcome::Changed(s))
 }
 
 /// The database a `-wal`, `-shm` or `-journal` file belongs to, when it is one.

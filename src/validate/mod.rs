@@ -12,7 +12,7 @@
 pub mod aws;
 pub mod bedrock;
 
-use crate::model::{keyed_hash, unix_now, Finding, Reach, Secret, Validation};
+use crate::model::{unix_now, Finding, FingerprintKey, Reach, Secret, Validation};
 use crate::rules::Rule;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -120,9 +120,6 @@ pub struct Credential {
     /// What names the credential without revealing it (an AWS key id): for the audit log
     /// and for actions.
     pub id: String,
-    /// A keyed hash of the parts: the cache key, and what makes the same credential found in
-    /// many places one.
-    pub hash: String,
     parts: Vec<(&'static str, Secret)>,
     /// Indexes of the findings that are its parts, wherever they were found.
     pub members: Vec<usize>,
@@ -140,19 +137,23 @@ impl std::fmt::Debug for Credential {
 
 impl Credential {
     pub fn new(validator: &'static str, id: String, parts: Vec<(&'static str, Secret)>) -> Self {
-        let mut bytes: Vec<&[u8]> = vec![validator.as_bytes()];
-        let revealed: Vec<String> = parts.iter().map(|(_, s)| s.reveal()).collect();
-        for ((name, _), value) in parts.iter().zip(&revealed) {
-            bytes.extend([&[0u8][..], name.as_bytes(), &[0], value.as_bytes()]);
-        }
-        let hash = crate::model::hex(&keyed_hash(&bytes));
         Credential {
             validator,
             id,
-            hash,
             parts,
             members: Vec::new(),
         }
+    }
+
+    /// A keyed hash of the parts under the run's key: the cache key, and what makes the same
+    /// credential found in many places one.
+    pub fn hash(&self, key: &FingerprintKey) -> String {
+        let mut bytes: Vec<&[u8]> = vec![self.validator.as_bytes()];
+        let revealed: Vec<String> = self.parts.iter().map(|(_, s)| s.reveal()).collect();
+        for ((name, _), value) in self.parts.iter().zip(&revealed) {
+            bytes.extend([&[0u8][..], name.as_bytes(), &[0], value.as_bytes()]);
+        }
+        crate::model::hex(&key.keyed_hash(&bytes))
     }
 
     /// The part called `name`.
@@ -179,8 +180,8 @@ pub fn annotate(findings: &mut [Finding]) {
 }
 
 /// The complete credentials among `findings`, each once however many places hold it, with
-/// the findings that belong to it. In a stable order (by hash).
-pub fn credentials(findings: &[Finding]) -> Vec<Credential> {
+/// the findings that belong to it. In a stable order (by hash under `key`).
+pub fn credentials(findings: &[Finding], key: &FingerprintKey) -> Vec<Credential> {
     let mut sets: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
     for (i, f) in findings.iter().enumerate() {
         if let (Some(s), Some(p)) = (&f.credential_set, &f.part) {
@@ -195,14 +196,14 @@ pub fn credentials(findings: &[Finding]) -> Vec<Credential> {
             continue;
         };
         distinct
-            .entry(c.hash.clone())
+            .entry(c.hash(key))
             .or_insert(c)
             .members
             .extend(members);
     }
-    let mut out: Vec<Credential> = distinct.into_values().collect();
-    out.sort_by(|a, b| a.hash.cmp(&b.hash));
-    out
+    let mut out: Vec<(String, Credential)> = distinct.into_iter().collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|(_, c)| c).collect()
 }
 
 /// Check one credential now, without the cache (after an action changed it).
@@ -220,7 +221,7 @@ pub fn remember(c: &Credential, v: &Validation, opts: &Options) {
         return;
     }
     let mut cache = Cache::load(opts);
-    cache.put(&c.hash, v);
+    cache.put(&c.hash(&opts.key), v);
     cache.save();
 }
 
@@ -239,14 +240,14 @@ pub struct Checked {
 /// are in no complete credential are `skipped` ("no pair"). Returns one record per distinct
 /// credential.
 pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
-    let creds = credentials(findings);
+    let creds = credentials(findings, &opts.key);
     let mut cache = Cache::load(opts);
     let mut verdicts: Vec<Option<(Validation, bool)>> = Vec::with_capacity(creds.len());
     for c in &creds {
         let v = c
             .validator()
             .precheck(c, opts)
-            .or_else(|| cache.get(&c.hash));
+            .or_else(|| cache.get(&c.hash(&opts.key)));
         verdicts.push(v.map(|v| {
             let cached = v.status.definitive();
             (v, cached)
@@ -263,7 +264,7 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
         let batch: Vec<&Credential> = ask.iter().map(|&i| &creds[i]).collect();
         for (&i, answer) in ask.iter().zip(v.check(&batch, opts)) {
             if answer.status.definitive() {
-                cache.put(&creds[i].hash, &answer);
+                cache.put(&creds[i].hash(&opts.key), &answer);
             }
             verdicts[i] = Some((answer, false));
         }
@@ -317,7 +318,7 @@ pub struct ReachChecked {
 /// Run after [`validate`]; credentials not live are left without one. Not cached: policies
 /// change, and the question is asked on purpose.
 pub fn reach(findings: &mut [Finding], opts: &Options) -> Vec<ReachChecked> {
-    let creds = credentials(findings);
+    let creds = credentials(findings, &opts.key);
     let live: Vec<(usize, String)> = creds
         .iter()
         .enumerate()
@@ -384,6 +385,9 @@ pub struct Options {
     /// Where results are kept between runs (`None`: memory only).
     pub cache_dir: Option<PathBuf>,
     pub cache_ttl: Duration,
+    /// The run's fingerprint key, which cache entries are keyed with: the CLI sets the
+    /// operator's; left as it is, entries made in one process are not found by another.
+    pub key: FingerprintKey,
 }
 
 impl Options {
@@ -406,6 +410,7 @@ impl Options {
             retries: 3,
             cache_dir: state_dir(),
             cache_ttl: Duration::from_secs(3600),
+            key: FingerprintKey::ephemeral(),
         }
     }
 }
@@ -461,29 +466,6 @@ impl Cache {
         let Ok(body) = serde_json::to_vec(&self.entries) else {
             return;
         };
-        let _ = write_private(path, &body);
+        let _ = crate::write::private(path, &body);
     }
-}
-
-/// Write `body` to `path` (created 0700 directory, 0600 file), atomically by rename.
-pub fn write_private(path: &std::path::Path, body: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&tmp)?;
-    f.write_all(body)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)
 }

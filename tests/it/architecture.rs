@@ -172,3 +172,108 @@ fn the_model_and_the_writers_stay_below_the_stages() {
         &["detect", "engine", "model", "decode", "source", "testing"],
     );
 }
+
+/// What `docs/architecture.md`'s table of rooms says: module -> the modules it may use
+/// (`None`: everything). A cell's modules are its backticked names; `—` is none.
+fn table(doc: &str) -> BTreeMap<String, Option<BTreeSet<String>>> {
+    let mut out = BTreeMap::new();
+    let mut rows = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| module | holds | may use |"))
+        .skip(2);
+    for row in rows.by_ref().take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = row.trim().trim_matches('|').split(" | ").collect();
+        assert_eq!(cells.len(), 3, "a row of three cells: {row}");
+        let module = cells[0].trim().trim_matches('`').to_string();
+        let may = cells[2].trim();
+        let uses = (may != "everything").then(|| {
+            may.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(String::from)
+                .collect::<BTreeSet<_>>()
+        });
+        assert!(
+            out.insert(module.clone(), uses).is_none(),
+            "{module} has two rows"
+        );
+    }
+    out
+}
+
+/// Where the code and the table disagree, one line each.
+fn disagreements(
+    code: &BTreeMap<String, BTreeSet<String>>,
+    table: &BTreeMap<String, Option<BTreeSet<String>>>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (m, uses) in code {
+        match table.get(m) {
+            None => out.push(format!("src/{m} has no row in the table")),
+            Some(None) => {}
+            Some(Some(may)) => {
+                for u in uses.difference(may) {
+                    out.push(format!("{m} uses {u}, which its row does not list"));
+                }
+                for u in may.difference(uses) {
+                    out.push(format!("{m}'s row lists {u}, which it does not use"));
+                }
+            }
+        }
+    }
+    for m in table.keys().filter(|m| !code.contains_key(*m)) {
+        out.push(format!(
+            "the table has a row for {m}, which is no module of src/"
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_table_reader_and_the_comparison_can_fail() {
+    let doc = "x\n| module | holds | may use |\n|---|---|---|\n\
+               | `a` | one | `b` (only for tests), `c` |\n| `b` | two | — |\n\
+               | `cli` | all | everything |\n\nafter\n| not | a | row |\n";
+    let t = table(doc);
+    assert_eq!(t.len(), 3);
+    assert_eq!(
+        t["a"],
+        Some(BTreeSet::from(["b".to_string(), "c".to_string()]))
+    );
+    assert_eq!(t["b"], Some(BTreeSet::new()));
+    assert_eq!(t["cli"], None);
+    let mut code = BTreeMap::new();
+    code.insert(
+        "a".to_string(),
+        BTreeSet::from(["b".to_string(), "d".to_string()]),
+    );
+    code.insert("b".to_string(), BTreeSet::new());
+    code.insert("e".to_string(), BTreeSet::new());
+    let d = disagreements(&code, &t);
+    assert_eq!(
+        d,
+        [
+            "a uses d, which its row does not list",
+            "a's row lists c, which it does not use",
+            "src/e has no row in the table",
+            "the table has a row for cli, which is no module of src/",
+        ]
+    );
+}
+
+/// The whole table of rooms is the module graph, edge for edge: a new `use crate::X` needs its
+/// row changed, and a row cannot promise an edge the code does not have.
+#[test]
+fn the_architecture_page_is_the_module_graph() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let t = table(&doc);
+    assert!(t.len() >= 15, "the table was read: {t:?}");
+    let d = disagreements(&graph(), &t);
+    assert!(
+        d.is_empty(),
+        "docs/architecture.md and src/ disagree:\n{}",
+        d.join("\n")
+    );
+}

@@ -1,0 +1,247 @@
+//! Values that stand where a secret would and are none: the specifications' own examples,
+//! documentation's markers, placeholders, template markers and filler. What
+//! [`super::reject`] rejects before any rule-specific check.
+
+use super::reject::contains_any;
+use aho_corasick::AhoCorasick;
+use std::sync::OnceLock;
+
+/// The example values of the specifications, copied into every library and its tests.
+const KNOWN_EXAMPLES: &[&str] = &[
+    // RFC 6749 (OAuth 2.0): access token, refresh token, code, client credentials
+    // (`s6BhdRkqt3:gX1fBat3bV`, and in Basic).
+    "2YotnFZFEjr1zCsicMWpAA",
+    "tGzv3JOkF0XG5Qx2TlKWIA",
+    "SplxlOBeZQQYbYS6WxSbIA",
+    "gX1fBat3bV",
+    "czZCaGRSa3F0MzpnWDFmQmF0M2JW",
+    // RFC 6750 (bearer tokens) and OpenID Connect Core.
+    "mF_9.B5f-4.1JqM",
+    "SlAV32hkKG",
+    "8xLOxBtZp8",
+    // RFC 5849 (OAuth 1.0): consumer and token keys and secrets.
+    "dpf43f3p2l4k3l03",
+    "kd94hf93k423kf44",
+    "hh5s93j4hdidpola",
+    "hdk48Djdsa",
+    "nnch734d00sl2jdk",
+    "pfkkdhi9sl3r4s00",
+    "9djdj82h48djs9d2",
+    "kllo9940pd9333jh",
+    "j49sk3j29djd",
+    "dh893hdasih9",
+    "ad180jjd733klru7",
+    "hdhd0244k9j7ao03",
+    // RFC 7009 (token revocation).
+    "45ghiukldjahdnhzdauz",
+    // RFC 7617 / 2617 (Basic): `Aladdin:open sesame`.
+    "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+    // The Firebase Android SDK's example and test API keys, copied into apps and samples.
+    "AIzaSyabcdefghijklmnopqrstuvwxyz1234567",
+    "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs",
+    "AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM",
+    "AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU",
+    "AIzaSyD3asb-2pEZVqMkmL6M9N6nHZRR_znhrh0",
+    "AIzayDNSXIbFmlXbIE6mCzDLQAqITYefhixbX4A",
+    "AIzaSyAdOS2zB6NCsk1pCdZ4-P6GBdi_UUPwX7c",
+    "AIzaSyASWm6HmTMdYWpgMnjRBjxcQ9CKctWmLd4",
+    "AIzaSyANUvH9H9BsUccjsu2pCmEkOPjjaXeDQgY",
+    "AIzaSyA5_iVawFQ8ABuTZNUdcwERLJv_a_p4wtM",
+    "AIzaSyA4UrcGxgwQFTfaI3no3t7Lt1sjmdnP5sQ",
+    "AIzaSyDSb51JiIcB6OJpwwMicseKRhhrOq1cS7g",
+    "AIzaSyBF2RrAIm4a0mO64EShQfqfd2AFnzAvvuU",
+    "AIzaSyBcE-OOIbhjyR83gm4r2MFCu4MJmprNXsw",
+    "AIzaSyB8qGxt4ec15vitgn44duC5ucxaOi4FmqE",
+    "AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY",
+];
+
+/// AWS documents its example credentials with an `EXAMPLE` suffix (`AKIAIOSFODNN7EXAMPLE`,
+/// `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`); other vendors copied the habit. The
+/// specifications' own examples ([`KNOWN_EXAMPLES`]) and jwt.io's token (its payload
+/// `{"sub":"1234567890","name":"John Doe",…}`) are examples wherever they appear.
+pub(super) fn is_documentation_example(secret: &[u8]) -> bool {
+    const JWT_IO_PAYLOAD: &[u8] = b"eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIi";
+    secret.ends_with(b"EXAMPLE")
+        || secret.ends_with(b"EXAMPLEKEY")
+        || KNOWN_EXAMPLES.iter().any(|e| secret == e.as_bytes())
+        || memchr::memmem::find(secret, JWT_IO_PAYLOAD).is_some()
+}
+
+const PLACEHOLDER_WORDS: &[&str] = &[
+    "xxxx",
+    "changeme",
+    "change_me",
+    "change-me",
+    "your_",
+    "your-",
+    "yourkey",
+    "yourtoken",
+    "yoursecret",
+    "yourpassword",
+    "placeholder",
+    "password",
+    "passw0rd",
+    "redacted",
+    "dummy",
+    "example",
+    "sample",
+    "insert",
+    "replace",
+    "****",
+    "....",
+    "abcdefg",
+    "12345678",
+    "0123456",
+    "<",
+    ">",
+    "${",
+    "{{",
+    "}}",
+    "%(",
+];
+
+/// Whole values that are never real secrets: default and documentation passwords.
+const PLACEHOLDER_VALUES: &[&str] = &[
+    "pass", "pwd", "passwd", "secret", "root", "admin", "test", "guest", "user", "postgres",
+    "mysql", "redis", "rabbitmq", "changeit", "letmein", "qwerty", "default", "none", "null",
+    "nil", "true", "false", "foo", "bar", "foobar", "token", "%s",
+];
+
+pub(super) fn is_placeholder(secret: &[u8]) -> bool {
+    if PLACEHOLDER_VALUES
+        .iter()
+        .any(|v| secret.eq_ignore_ascii_case(v.as_bytes()))
+    {
+        return true;
+    }
+    // `$NAME` is a shell variable and `{name}` a format field, not their values (a hash such
+    // as `$y$j9T$…` is neither).
+    // `[Filtered]` and `@TOKEN@` are what a sanitiser or a template leaves; a value cut
+    // short with `...` is elided in documentation.
+    if (secret.len() > 1
+        && secret[0] == b'$'
+        && secret[1].is_ascii_alphabetic()
+        && secret[1..]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_'))
+        || (secret.starts_with(b"{") && secret.ends_with(b"}"))
+        || (secret.starts_with(b"[") && secret.ends_with(b"]"))
+        || is_template_marker(secret)
+        || secret.ends_with(b"...")
+        || secret.ends_with("\u{2026}".as_bytes())
+    {
+        return true;
+    }
+    static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
+    if contains_any(&WORDS, PLACEHOLDER_WORDS, secret) {
+        return true;
+    }
+    shouts_words(secret) || is_filler(secret)
+}
+
+/// Words in capitals run together inside a value (`IQoJb3JpZ2luSECRETTOKENMARKERzzz`,
+/// `SECRETTOKENHERE`): a stand-in someone typed. Random capitals seldom split into words.
+/// Only in one-piece values: a PEM block's headers are words (`Proc-Type: 4,ENCRYPTED`).
+fn shouts_words(secret: &[u8]) -> bool {
+    !secret.iter().any(u8::is_ascii_whitespace)
+        && secret
+            .chunk_by(|a, b| a.is_ascii_uppercase() && b.is_ascii_uppercase())
+            .any(|run| run.len() >= 9 && run[0].is_ascii_uppercase() && super::words::is_word(run))
+}
+
+/// `@SECURITY_TOKEN@` or `@SECURITY_TOKEN`: a template's marker (autoconf, Ansible test
+/// templates), a name in capitals between `@`s.
+fn is_template_marker(s: &[u8]) -> bool {
+    let Some(name) = s.strip_prefix(b"@") else {
+        return false;
+    };
+    let name = name.strip_suffix(b"@").unwrap_or(name);
+    name.len() >= 3
+        && name[0].is_ascii_uppercase()
+        && name
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+}
+
+/// An identifier that is filler, not an id: `AKIAXXXXXXXXXXXXXXXX`, `AKIA0000000000000000`.
+/// Real ids are random, so few distinct characters or a long run of one mean a placeholder.
+pub(super) fn is_filler_id(id: &[u8]) -> bool {
+    let mut seen = [false; 256];
+    let (mut distinct, mut run, mut longest) = (0, 0, 0);
+    let mut last = None;
+    for &b in id {
+        if !seen[b as usize] {
+            seen[b as usize] = true;
+            distinct += 1;
+        }
+        run = if last == Some(b) { run + 1 } else { 1 };
+        longest = longest.max(run);
+        last = Some(b);
+    }
+    id.len() >= 12 && (distinct <= 5 || longest >= 12)
+}
+
+/// Runs of one character (`aaaaaaaa`, `XXXXXXXX`) with little else, and strings of very few
+/// distinct bytes. Only short values, and only when the rest is short: base64 of binary has
+/// runs of `A` for its zero bytes beside a random body (an OpenSSH key's `AAAAAAAA`; a
+/// Twitter app-only bearer token opens with 21 of them; a Kubernetes Secret's data).
+fn is_filler(secret: &[u8]) -> bool {
+    if secret.len() > 128 {
+        return false;
+    }
+    let longest = secret
+        .chunk_by(|a, b| a == b)
+        .map(<[u8]>::len)
+        .max()
+        .unwrap_or(0);
+    if longest >= 6 && secret.len() - longest < 32 {
+        return true;
+    }
+    let mut seen = [false; 256];
+    let mut distinct = 0;
+    for &b in secret {
+        if !seen[b as usize] {
+            seen[b as usize] = true;
+            distinct += 1;
+        }
+    }
+    secret.len() >= 10 && distinct <= 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders() {
+        for p in [
+            "xxxxxxxxxxxxxxxxxxxx",
+            "${AWS_SECRET}",
+            "<your-token>",
+            "changeme123",
+            "0000000000000000",
+            "abababababab",
+            "{db_password}",
+            "$PGPASSWORD",
+            "[Filtered]",
+            "@SECURITY_TOKEN@",
+            "ya29.c.b0Aa9Vdyk...",
+            "IQoJb3JpZ2luSECRETTOKENMARKERzzz",
+            "tok-SECRETTOKENHERE",
+        ] {
+            assert!(is_placeholder(p.as_bytes()), "{p}");
+        }
+        assert!(!is_placeholder(b"q8Vz3LmT0pWx9RkJ2nHs"));
+        // Capitals of a random value: not words.
+        assert!(!is_placeholder(b"JBSWY3DPEHPK3PXPQWERTZUIOPLKJHGF"));
+        assert!(!is_placeholder(b"xK9QWRTZPLMNBVCXYqe4"));
+        // A run beside a short rest is filler (`sk_live_` and 24 zeros); beside a random body of
+        // 32 or more it is base64 of zero bytes.
+        assert!(is_placeholder(b"sk_live_000000000000000000000000"));
+        assert!(is_placeholder(b"q8Vz3LmT0pWx9RkJ2nHs00000000"));
+        assert!(is_placeholder(&[b'A'; 120]));
+        assert!(!is_placeholder(
+            b"AAAAAAAAAAC7hjsA+H3owFygUv4w5B67lcSx14zff9FCPADiNbSwYWgE+O7Dhiy5tkRecs21ljjofvebe6xsYlA4cVmght0="
+        ));
+    }
+}
