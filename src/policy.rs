@@ -153,6 +153,21 @@ pub struct ValidateConfig {
     /// AWS accounts whose keys are canaries (honeytokens), added to the built-in list.
     #[serde(default)]
     pub canary_accounts: Vec<String>,
+    /// Regexes over a secret that mark it a canary for every declarative validator: such a
+    /// secret is never sent.
+    #[serde(default)]
+    pub canary_patterns: Vec<String>,
+    /// Provider id to base URL (`github = "https://ghe.example.com/api/v3"`): where that
+    /// provider's check goes instead of its documented host. Honoured only from a config
+    /// named with `--config`, and printed in the report when used.
+    #[serde(default)]
+    pub endpoints: std::collections::BTreeMap<String, String>,
+    /// Per request, in milliseconds (default 10 s).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Retries of a rate-limited, 5xx or failed request (default 3).
+    #[serde(default)]
+    pub retries: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -221,6 +236,22 @@ impl Config {
                 });
             }
         }
+        for (name, base) in &cfg.validate.endpoints {
+            if let Err(why) = check_base(base) {
+                return Err(PolicyError::Invalid {
+                    path: p.clone(),
+                    message: format!("validate.endpoints.{name}: {why}"),
+                });
+            }
+        }
+        for c in &cfg.validate.canary_patterns {
+            if let Err(e) = regex::Regex::new(c) {
+                return Err(PolicyError::Invalid {
+                    path: p.clone(),
+                    message: format!("validate.canary_patterns: {e}"),
+                });
+            }
+        }
         for f in &mut cfg.rules.files {
             if f.is_relative() {
                 *f = base.join(&*f);
@@ -228,6 +259,23 @@ impl Config {
         }
         Ok(cfg)
     }
+}
+
+/// A base URL for `[validate.endpoints]`: `http(s)://HOST[:PORT][/PATH]`, with no user, query
+/// or fragment (a secret goes nowhere the operator cannot read at a glance).
+fn check_base(base: &str) -> Result<(), String> {
+    let rest = base
+        .strip_prefix("https://")
+        .or_else(|| base.strip_prefix("http://"))
+        .ok_or("not an http(s):// URL")?;
+    let host = rest.split('/').next().unwrap_or("");
+    if host.is_empty() || host.contains('@') {
+        return Err("no host, or a user in it".into());
+    }
+    if rest.contains(['?', '#']) || base.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("a query, fragment or space in it".into());
+    }
+    Ok(())
 }
 
 /// The operator's config as found: the config, the name it was loaded from (empty: none),
