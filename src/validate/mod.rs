@@ -288,16 +288,32 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
         }));
     }
     let asked: Vec<bool> = verdicts.iter().map(Option::is_none).collect();
-    // The rest, asked for together per validator (each runs its own requests in parallel).
-    for v in all() {
-        let ask: Vec<usize> = (0..creds.len())
-            .filter(|&i| verdicts[i].is_none() && creds[i].validator == v.name())
+    // The rest, asked for together per validator (each runs its own requests in parallel,
+    // within its own limits); providers are independent, so they are asked at once.
+    let work: Vec<(&'static dyn Validator, Vec<usize>)> = all()
+        .into_iter()
+        .filter_map(|v| {
+            let ask: Vec<usize> = (0..creds.len())
+                .filter(|&i| verdicts[i].is_none() && creds[i].validator == v.name())
+                .collect();
+            (!ask.is_empty()).then_some((v, ask))
+        })
+        .collect();
+    let answers: Vec<Vec<Validation>> = std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .iter()
+            .map(|(v, ask)| {
+                let batch: Vec<&Credential> = ask.iter().map(|&i| &creds[i]).collect();
+                s.spawn(move || v.check(&batch, opts))
+            })
             .collect();
-        if ask.is_empty() {
-            continue;
-        }
-        let batch: Vec<&Credential> = ask.iter().map(|&i| &creds[i]).collect();
-        for (&i, answer) in ask.iter().zip(v.check(&batch, opts)) {
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for ((_, ask), answer) in work.iter().zip(answers) {
+        for (&i, answer) in ask.iter().zip(answer) {
             if answer.status.definitive() {
                 cache.put(&creds[i].hash, &answer);
             }
