@@ -57,10 +57,10 @@ pub struct Validation {
     pub user_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Who a live credential is, as a declarative validator's answer named it (AWS names
-    /// its identity with `account` and `arn`).
+    /// Who a live credential is, as a declarative validator's answer named it (AWS names its
+    /// identity with `account` and `arn`). Boxed: most verdicts have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identity: Option<Identity>,
+    pub identity: Option<Box<Identity>>,
     /// RFC 3339, UTC.
     pub checked_at: String,
 }

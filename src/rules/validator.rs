@@ -286,7 +286,7 @@ impl HttpSpec {
                 bad(format!("canaries: {e}"));
             }
         }
-        if self.concurrency == 0 || !(self.rate > 0.0) {
+        if self.concurrency == 0 || self.rate.is_nan() || self.rate <= 0.0 {
             bad("concurrency and rate must be above 0".into());
         }
         out

@@ -503,7 +503,9 @@ impl Options {
     }
 }
 
-/// Exponential, with jitter so many requests do not retry in lockstep.
+/// Exponential, with jitter so many requests do not retry in lockstep. (Unused without the
+/// HTTP client.)
+#[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
 pub(crate) fn backoff(attempt: u32) -> Duration {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

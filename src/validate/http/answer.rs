@@ -108,7 +108,7 @@ pub fn read(spec: &HttpSpec, r: &Response) -> Result<Validation, String> {
             let mut v = verdict(Status::Live, None);
             let id = identity(&spec.name, &spec.identity, r, json.as_ref());
             v.account = id.account.clone();
-            v.identity = Some(id);
+            v.identity = Some(Box::new(id));
             v
         }
         Outcome::Invalid => verdict(Status::Invalid, why("invalid")),
