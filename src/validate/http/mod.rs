@@ -344,8 +344,18 @@ mod tests {
         let specs = crate::rules::builtin_validators();
         assert!(!specs.is_empty());
         let mut names = std::collections::HashSet::new();
+        // docs/validators.md lists each, with its request.
+        let docs = include_str!("../../../docs/validators.md");
         for s in &specs {
             assert!(names.insert(&s.name), "two validators named {}", s.name);
+            let url = s.url.replace("{{secret}}", "…");
+            let row = format!("| `{}` |", s.name);
+            assert!(
+                docs.lines()
+                    .any(|l| l.starts_with(&row) && l.contains(&url)),
+                "docs/validators.md has no row for {} with {url}",
+                s.name
+            );
             assert_eq!(s.check(), Vec::<String>::new(), "{}", s.name);
             for id in s.rules.iter().chain(s.with.values()) {
                 let r = rules.iter().find(|r| &r.id == id);
