@@ -164,6 +164,8 @@ provider("fastly", "GET", "/tokens/self", "header:Fastly-Key",
          {"id": "fake-tok", "user_id": "fake-user", "customer_id": "fake-cust", "scopes": ["global:read"],
           "expires_at": None},
          invalid=(401, {"msg": "Provided credentials are missing or invalid"}))
+provider("prefect", "GET", "/api/me/", B, {"id": "fake-id", "handle": "fake-user", "email": "fake@example.com"},
+         invalid=(401, {"detail": "Invalid authentication credentials"}))
 provider("tailscale", "GET", "/api/v2/tailnet/-/devices", B, {"devices": []}, identity=False)
 provider("postman", "GET", "/me", "header:X-Api-Key",
          {"user": {"id": 1, "username": "fake-user", "teamName": "Fake"}},
