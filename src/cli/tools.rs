@@ -212,6 +212,8 @@ pub fn check_rules(files: &[PathBuf]) -> Result<i32> {
             eprintln!("leakhound: note: {n}");
         }
         set.extend(loaded.rules);
+        rules::attach_validators(&mut set, &loaded.validators);
+        crate::validate::http::register(loaded.validators);
         set.iter().filter(|r| !rules::is_builtin(r)).count()
     };
     let unknown = crate::validate::check_rules(&set);

@@ -112,6 +112,21 @@ pub fn all() -> Vec<&'static dyn Validator> {
 /// would silently keep a credential from ever being paired or checked.
 pub fn check_rules(rules: &[Rule]) -> Vec<String> {
     let mut out = http::problems();
+    // A validator that names a rule another validator already checks would check nothing.
+    for h in http::all() {
+        for id in h.spec.rules.iter().chain(h.spec.with.values()) {
+            let taken = rules
+                .iter()
+                .find(|r| &r.id == id)
+                .and_then(|r| r.validator.as_ref());
+            if let Some(other) = taken.filter(|v| v.name != h.spec.name) {
+                out.push(format!(
+                    "{}: validator {:?}: rule {id:?} is checked by {:?} already",
+                    h.spec.origin, h.spec.name, other.name
+                ));
+            }
+        }
+    }
     for r in rules {
         let Some(v) = &r.validator else { continue };
         match validator(&v.name) {

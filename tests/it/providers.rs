@@ -398,3 +398,43 @@ fn rules_list_names_each_rules_validator_and_its_kind() {
         .collect();
     assert!(http.len() >= 60, "{} providers: {http:?}", http.len());
 }
+
+#[test]
+fn rules_check_refuses_a_validator_that_could_send_a_secret_elsewhere_or_check_nothing() {
+    let sb = Sandbox::new();
+    let spec = |rule: &str, url: &str| {
+        format!(
+            "[[validators]]\nname = \"ghe\"\nrules = [{rule:?}]\ndocs = \"d\"\nurl = {url:?}\n\
+             headers = {{ Authorization = \"Bearer {{{{secret}}}}\" }}\n\
+             answers = [{{ status = [200], has = [\"/login\"], outcome = \"live\" }}]\n"
+        )
+    };
+    for (rule, url, says) in [
+        (
+            "github.pat",
+            "https://ghe.example/api/v3/user",
+            "is checked by \"github\" already",
+        ),
+        (
+            "gitlab.deploy-token",
+            "http://ghe.example/user",
+            "is not https://HOST/",
+        ),
+        (
+            "gitlab.deploy-token",
+            "https://{{secret}}.example/user",
+            "the host must be fixed",
+        ),
+    ] {
+        let f = sb.write("v.toml", spec(rule, url));
+        let r = sb.run(&["rules", "check", f.to_str().unwrap()]);
+        assert_eq!(r.code, 2, "{url}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{url}: {}", r.stderr);
+    }
+    let f = sb.write(
+        "v.toml",
+        spec("gitlab.deploy-token", "https://ghe.example/user"),
+    );
+    let r = sb.run(&["rules", "check", f.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
