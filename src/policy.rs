@@ -10,6 +10,9 @@ use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+mod validate_config;
+pub use validate_config::ValidateConfig;
+
 /// The marker that allows every finding on its line.
 pub const INLINE_ALLOW: &[&[u8]] = &[b"leakhound:allow", b"gitleaks:allow"];
 
@@ -149,29 +152,6 @@ pub fn state_dir() -> Option<PathBuf> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ValidateConfig {
-    /// AWS accounts whose keys are canaries (honeytokens), added to the built-in list.
-    #[serde(default)]
-    pub canary_accounts: Vec<String>,
-    /// Regexes over a secret that mark it a canary for every declarative validator: such a
-    /// secret is never sent.
-    #[serde(default)]
-    pub canary_patterns: Vec<String>,
-    /// Provider id to base URL (`github = "https://ghe.example.com/api/v3"`): where that
-    /// provider's check goes instead of its documented host. Honoured only from a config
-    /// named with `--config`, and printed in the report when used.
-    #[serde(default)]
-    pub endpoints: std::collections::BTreeMap<String, String>,
-    /// Per request, in milliseconds (default 10 s).
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// Retries of a rate-limited, 5xx or failed request (default 3).
-    #[serde(default)]
-    pub retries: Option<u32>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct AllowConfig {
     /// Globs over reported paths (`tests/fixtures/**`, `**/*.lock`).
     #[serde(default)]
@@ -236,22 +216,12 @@ impl Config {
                 });
             }
         }
-        for (name, base) in &cfg.validate.endpoints {
-            if let Err(why) = check_base(base) {
-                return Err(PolicyError::Invalid {
-                    path: p.clone(),
-                    message: format!("validate.endpoints.{name}: {why}"),
-                });
-            }
-        }
-        for c in &cfg.validate.canary_patterns {
-            if let Err(e) = regex::Regex::new(c) {
-                return Err(PolicyError::Invalid {
-                    path: p.clone(),
-                    message: format!("validate.canary_patterns: {e}"),
-                });
-            }
-        }
+        cfg.validate
+            .check()
+            .map_err(|message| PolicyError::Invalid {
+                path: p.clone(),
+                message,
+            })?;
         for f in &mut cfg.rules.files {
             if f.is_relative() {
                 *f = base.join(&*f);
@@ -259,23 +229,6 @@ impl Config {
         }
         Ok(cfg)
     }
-}
-
-/// A base URL for `[validate.endpoints]`: `http(s)://HOST[:PORT][/PATH]`, with no user, query
-/// or fragment (a secret goes nowhere the operator cannot read at a glance).
-fn check_base(base: &str) -> Result<(), String> {
-    let rest = base
-        .strip_prefix("https://")
-        .or_else(|| base.strip_prefix("http://"))
-        .ok_or("not an http(s):// URL")?;
-    let host = rest.split('/').next().unwrap_or("");
-    if host.is_empty() || host.contains('@') {
-        return Err("no host, or a user in it".into());
-    }
-    if rest.contains(['?', '#']) || base.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("a query, fragment or space in it".into());
-    }
-    Ok(())
 }
 
 /// The operator's config as found: the config, the name it was loaded from (empty: none),
