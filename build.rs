@@ -16,7 +16,12 @@ mod facts;
 /// `text` (a signature file) as JSON, each rule with its `_facts`.
 fn with_facts(text: &str) -> Option<String> {
     let mut doc: toml::Value = toml::from_str(text).ok()?;
-    for rule in doc.get_mut("rules")?.as_array_mut()? {
+    // A file may hold only validators (`[[validators]]`), and then no rules.
+    let rules = match doc.get_mut("rules") {
+        Some(r) => r.as_array_mut()?,
+        None => return serde_json::to_string(&doc).ok(),
+    };
+    for rule in rules {
         let table = rule.as_table_mut()?;
         let Some(Ok(f)) = table.get("pattern").and_then(|p| p.as_str()).map(facts::of) else {
             continue;

@@ -10,6 +10,9 @@ use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+mod validate_config;
+pub use validate_config::ValidateConfig;
+
 /// The marker that allows every finding on its line.
 pub const INLINE_ALLOW: &[&[u8]] = &[b"leakhound:allow", b"gitleaks:allow"];
 
@@ -135,14 +138,6 @@ pub fn state_dir() -> Option<PathBuf> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ValidateConfig {
-    /// AWS accounts whose keys are canaries (honeytokens), added to the built-in list.
-    #[serde(default)]
-    pub canary_accounts: Vec<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct AllowConfig {
     /// Globs over reported paths (`tests/fixtures/**`, `**/*.lock`).
     #[serde(default)]
@@ -207,6 +202,12 @@ impl Config {
                 });
             }
         }
+        cfg.validate
+            .check()
+            .map_err(|message| PolicyError::Invalid {
+                path: p.clone(),
+                message,
+            })?;
         for f in &mut cfg.rules.files {
             if f.is_relative() {
                 *f = base.join(&*f);

@@ -25,6 +25,37 @@ pub fn config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, S
     Ok((found.config, found.name))
 }
 
+/// Validation settings: the operator's environment, then the config's `[validate]` table.
+/// Endpoint overrides count only from a config named with `--config` (`explicit`): a
+/// `leakhound.toml` that happens to be in the working directory must not send secrets
+/// elsewhere.
+pub fn validation_options(cfg: &Config, explicit: bool) -> crate::validate::Options {
+    let v = &cfg.validate;
+    let mut o = crate::validate::Options::from_env();
+    o.canaries.extend(v.canary_accounts.iter().cloned());
+    // Checked when the config was loaded.
+    o.canary_patterns = v
+        .canary_patterns
+        .iter()
+        .filter_map(|c| regex::Regex::new(c).ok())
+        .collect();
+    if let Some(ms) = v.timeout_ms {
+        o.timeout = std::time::Duration::from_millis(ms.max(1));
+    }
+    if let Some(n) = v.retries {
+        o.retries = n;
+    }
+    if explicit {
+        o.endpoints = v.endpoints.clone();
+    } else if !v.endpoints.is_empty() {
+        eprintln!(
+            "leakhound: note: validate.endpoints is honoured only from a config named with \
+             --config; ignored"
+        );
+    }
+    o
+}
+
 /// The rule set: built-ins plus the operator's files, minus disabled rules.
 pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
     engine_for(cfg, extra, Startup::Throughput)
@@ -43,6 +74,7 @@ pub fn rule_set(cfg: &Config, extra: &[PathBuf]) -> Result<Vec<rules::Rule>> {
         for n in &loaded.notes {
             eprintln!("leakhound: note: {n}");
         }
+        crate::validate::http::register(loaded.validators.clone());
         loaded
             .merge_into(&mut set)
             .context("a gitleaks config's allowlist targetRules or disabledRules")?;
@@ -202,7 +234,7 @@ pub fn fingerprint_key(cfg: &Config) -> Result<FingerprintKey> {
 pub struct Session {
     pub scanner: Scanner,
     hooks: Vec<Hook>,
-    canaries: Vec<String>,
+    validation: crate::validate::Options,
     pub out: Output,
     min_confidence: Confidence,
     /// What makes the exit code 1 when a command decides it rather than `--fail-on`.
@@ -230,7 +262,7 @@ impl Session {
         Ok(Session {
             scanner,
             hooks,
-            canaries: cfg.validate.canary_accounts.clone(),
+            validation: validation_options(&cfg, r.rules.config.is_some()),
             out: open_output(r.output.as_deref())?,
             min_confidence: r.min_confidence.map_or(confidence, Into::into),
             fail_on: None,
@@ -256,9 +288,8 @@ impl Session {
                 r.audit_log.as_deref().unwrap_or(Path::new("")).display()
             )
         })?;
-        let mut validation = crate::validate::Options::from_env();
+        let mut validation = self.validation.clone();
         validation.key = self.scanner.engine().fingerprint_key().clone();
-        validation.canaries.extend(self.canaries.iter().cloned());
         let color = match r.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,

@@ -191,6 +191,12 @@ pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {
                             "id": r.id, "name": r.name, "description": r.description,
                             "keywords": r.keywords, "pattern": r.pattern, "entropy": r.entropy,
                             "generic": r.generic, "public": r.public, "origin": r.origin,
+                            "validator": r.validator.as_ref().map(|v| serde_json::json!({
+                                "name": v.name,
+                                "kind": crate::validate::validator(&v.name)
+                                    .map_or("unknown", |x| x.kind()),
+                                "part": v.part,
+                            })),
                         })
                     })
                     .collect();
@@ -216,6 +222,8 @@ pub fn check_rules(files: &[PathBuf]) -> Result<i32> {
             eprintln!("leakhound: note: {n}");
         }
         set.extend(loaded.rules);
+        rules::attach_validators(&mut set, &loaded.validators);
+        crate::validate::http::register(loaded.validators);
         set.iter().filter(|r| !rules::is_builtin(r)).count()
     };
     let unknown = crate::validate::check_rules(&set);

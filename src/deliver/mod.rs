@@ -136,6 +136,22 @@ pub fn deliver(
         for c in &checked {
             *validated.entry(c.validation.status.as_str()).or_insert(0) += 1;
         }
+        // Each override in use is said in the report: a secret sent somewhere other than its
+        // provider's documented host is never silent.
+        let mut overrides: Vec<String> = checked
+            .iter()
+            .filter(|c| c.endpoint.as_ref().is_some_and(|(_, o)| *o))
+            .filter_map(|c| {
+                let base = d.validation.endpoints.get(c.validator)?;
+                Some(format!("{} -> {base}", c.validator))
+            })
+            .collect();
+        overrides.sort();
+        overrides.dedup();
+        for o in &overrides {
+            eprintln!("leakhound: validation endpoint overridden by --config: {o}");
+        }
+        o.summary.endpoint_overrides = overrides;
         // Before the hooks, so each hook gets the reach in the finding it is handed.
         if d.reach {
             let reached = crate::validate::reach(&mut o.findings, &d.validation);

@@ -17,7 +17,7 @@ pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};
 pub use record::{report_order, BaselineEntry, Record, RecordError, PER_PLACE};
 pub use shard::{whited_out, ImageLayers, Shard, ShardError, ShardNotes, Whiteouts};
-pub use verdict::{now_rfc3339, rfc3339, unix_now, HookRun, Status, Validation};
+pub use verdict::{now_rfc3339, rfc3339, unix_now, HookRun, Identity, Status, Validation};
 
 pub use crate::rules::Confidence;
 use std::time::Duration;
@@ -348,6 +348,10 @@ pub struct Summary {
     pub elapsed: Duration,
     /// Each file skipped, with why.
     pub skipped: Vec<Skipped>,
+    /// Validation endpoints the operator's `--config` overrode and this run used
+    /// (`github -> http://127.0.0.1:8080`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoint_overrides: Vec<String>,
 }
 
 /// A file not scanned, and why: `binary`, `too large`, `unreadable`.

@@ -12,6 +12,9 @@ pub enum Status {
     Invalid,
     SecretMismatch,
     Expired,
+    /// The provider says the credential was revoked (by its owner, or by a secret-scanning
+    /// partner): it was real, it is dead.
+    Revoked,
     Skipped,
     Unknown,
 }
@@ -23,6 +26,7 @@ impl Status {
             Status::Invalid => "invalid",
             Status::SecretMismatch => "secret-mismatch",
             Status::Expired => "expired",
+            Status::Revoked => "revoked",
             Status::Skipped => "skipped",
             Status::Unknown => "unknown",
         }
@@ -32,7 +36,11 @@ impl Status {
     pub fn definitive(self) -> bool {
         matches!(
             self,
-            Status::Live | Status::Invalid | Status::SecretMismatch | Status::Expired
+            Status::Live
+                | Status::Invalid
+                | Status::SecretMismatch
+                | Status::Expired
+                | Status::Revoked
         )
     }
 }
@@ -49,8 +57,46 @@ pub struct Validation {
     pub user_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Who a live credential is, as a declarative validator's answer named it (AWS names its
+    /// identity with `account` and `arn`). Boxed: most verdicts have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Box<Identity>>,
     /// RFC 3339, UTC.
     pub checked_at: String,
+}
+
+/// Who a live credential is, as its provider's answer named it: every field the answer
+/// gave, none guessed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The validator (provider id) that asked.
+    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org: Option<String>,
+    /// `None`: the answer named none; empty: it named an empty list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+    /// `live` or `test` (Stripe), where the provider has modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+}
+
+impl Identity {
+    /// `github:octocat`, `openai:org-abc`: the provider and the most specific name given.
+    pub fn display(&self) -> String {
+        let who = [&self.user, &self.account, &self.org]
+            .into_iter()
+            .flatten()
+            .next()
+            .map_or("(unnamed)", String::as_str);
+        format!("{}:{who}", self.provider)
+    }
 }
 
 impl Validation {
@@ -61,6 +107,7 @@ impl Validation {
             arn: None,
             user_id: None,
             reason: Some(reason.to_string()),
+            identity: None,
             checked_at: now_rfc3339(),
         }
     }

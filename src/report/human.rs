@@ -87,6 +87,23 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
                     line.push_str(&format!(", {k} {x}"));
                 }
             }
+            if let Some(id) = &v.identity {
+                line.push_str(&format!(", as {}", id.display()));
+                for (k, x) in [
+                    ("org", &id.org),
+                    ("mode", &id.mode),
+                    ("expires", &id.expires),
+                ] {
+                    if let Some(x) = x {
+                        line.push_str(&format!(", {k} {x}"));
+                    }
+                }
+                if let Some(sc) = &id.scopes {
+                    line.push_str(&format!(", scopes [{}]", sc.join(" ")));
+                }
+            }
+            // What a provider answered is shown, not acted on by the terminal.
+            let line = printable(&line);
             let code = if v.status == crate::model::Status::Live {
                 "1;31"
             } else {
@@ -136,6 +153,13 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
     }
     if !r.findings.is_empty() {
         writeln!(out)?;
+    }
+    for o in &r.summary.endpoint_overrides {
+        writeln!(
+            out,
+            "validation endpoint overridden by --config: {}",
+            printable(o)
+        )?;
     }
     writeln!(out, "{}", summary_line(r.summary, r.findings.len()))
 }

@@ -61,6 +61,7 @@ fn status(s: &str) -> Option<Status> {
         "invalid" => Status::Invalid,
         "secret-mismatch" => Status::SecretMismatch,
         "expired" => Status::Expired,
+        "revoked" => Status::Revoked,
         "skipped" => Status::Skipped,
         "unknown" => Status::Unknown,
         _ => return None,
@@ -433,8 +434,12 @@ impl Audit {
                 "key_id": c.key_id,
                 "status": c.validation.status,
                 "account": c.validation.account,
+                "identity": c.validation.identity.as_ref().map(|i| i.display()),
                 "reason": c.validation.reason,
                 "cached": c.cached,
+                "validator": c.validator,
+                "request": c.endpoint.as_ref().map(|(e, _)| e),
+                "endpoint_overridden": c.endpoint.as_ref().is_some_and(|(_, o)| *o),
             }));
         }
     }

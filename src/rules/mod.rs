@@ -8,6 +8,7 @@
 
 pub mod facts;
 pub mod gitleaks;
+pub mod validator;
 
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -277,6 +278,9 @@ fn default_within() -> usize {
 struct RuleFile {
     #[serde(default)]
     rules: Vec<Rule>,
+    /// Declarative HTTP validators ([`validator::HttpSpec`]), each naming its rules.
+    #[serde(default)]
+    validators: Vec<validator::HttpSpec>,
 }
 
 /// A problem with a rule file, naming the file, the rule and the field.
@@ -311,6 +315,14 @@ impl Rule {
 
 /// Parse one rule file's text. `origin` names it in errors.
 pub fn parse(origin: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
+    Ok(parse_file(origin, text)?.0)
+}
+
+/// Parse one rule file's text: its rules and its validators.
+pub fn parse_file(
+    origin: &str,
+    text: &str,
+) -> Result<(Vec<Rule>, Vec<validator::HttpSpec>), RuleError> {
     let file: RuleFile = toml::from_str(text).map_err(|e| RuleError::Parse {
         file: origin.to_string(),
         message: toml_error(text, &e),
@@ -322,7 +334,51 @@ pub fn parse(origin: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
         r.facts = None;
         r.settle();
     }
-    Ok(rules)
+    let mut specs = file.validators;
+    for s in &mut specs {
+        s.origin = origin.to_string();
+    }
+    Ok((rules, specs))
+}
+
+/// Link each rule a validator names to it (`validator = { name, part }`), unless the rule
+/// names a validator of its own; a conflict is left for [`crate::validate::check_rules`].
+pub fn attach_validators(rules: &mut [Rule], specs: &[validator::HttpSpec]) {
+    let mut by_id: std::collections::HashMap<&str, (&str, &str)> = Default::default();
+    for s in specs {
+        for id in &s.rules {
+            by_id.insert(id, (&s.name, "secret"));
+        }
+        for (part, id) in &s.with {
+            by_id.insert(id, (&s.name, part));
+        }
+    }
+    for r in rules.iter_mut() {
+        if r.validator.is_some() {
+            continue;
+        }
+        if let Some((name, part)) = by_id.get(r.id.as_str()) {
+            r.validator = Some(ValidatorRef {
+                name: name.to_string(),
+                part: part.to_string(),
+            });
+        }
+    }
+}
+
+/// The validators of the embedded rule set.
+pub fn builtin_validators() -> Vec<validator::HttpSpec> {
+    EMBEDDED
+        .iter()
+        .flat_map(|(name, json)| {
+            let file: RuleFile = serde_json::from_str(json).expect("embedded rules parse (tested)");
+            let origin = format!("{BUILTIN_ORIGIN}signatures/{name}");
+            file.validators.into_iter().map(move |mut s| {
+                s.origin = origin.clone();
+                s
+            })
+        })
+        .collect()
 }
 
 /// A TOML error as `line L, column C: message`, without the input line the toml crate quotes
@@ -367,18 +423,22 @@ fn mask_quoted(message: &str) -> String {
 pub fn builtin() -> Vec<Rule> {
     // `build.rs` wrote each file as JSON with its patterns' facts: reading that is a small
     // part of what parsing the TOML and the patterns would cost, at every start.
-    EMBEDDED
+    let mut specs = Vec::new();
+    let mut rules: Vec<Rule> = EMBEDDED
         .iter()
         .flat_map(|(name, json)| {
             let file: RuleFile = serde_json::from_str(json).expect("embedded rules parse (tested)");
             let origin = format!("{BUILTIN_ORIGIN}signatures/{name}");
+            specs.extend(file.validators);
             file.rules.into_iter().map(move |mut r| {
                 r.origin = origin.clone();
                 r.settle();
                 r
             })
         })
-        .collect()
+        .collect();
+    attach_validators(&mut rules, &specs);
+    rules
 }
 
 /// Whether a rule comes from the embedded default set.
@@ -398,6 +458,8 @@ pub struct Loaded {
     pub disable: Vec<String>,
     /// How a gitleaks config was carried over, for the operator.
     pub notes: Vec<String>,
+    /// Declarative validators from the operator's files.
+    pub validators: Vec<validator::HttpSpec>,
 }
 
 impl Loaded {
@@ -405,6 +467,7 @@ impl Loaded {
     /// they target and turn off what was disabled.
     pub fn merge_into(self, set: &mut Vec<Rule>) -> Result<(), globset::Error> {
         set.extend(self.rules);
+        attach_validators(set, &self.validators);
         for (targets, a) in &self.global_allow {
             let targets = glob_set(targets)?;
             for r in set.iter_mut() {
@@ -435,7 +498,9 @@ pub fn load_files(paths: &[PathBuf]) -> Result<Loaded, RuleError> {
             out.notes
                 .extend(c.notes.into_iter().map(|n| format!("{file}: {n}")));
         } else {
-            out.rules.extend(parse(&file, &text)?);
+            let (rules, specs) = parse_file(&file, &text)?;
+            out.rules.extend(rules);
+            out.validators.extend(specs);
         }
     }
     Ok(out)

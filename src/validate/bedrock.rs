@@ -110,6 +110,7 @@ fn verdict(status: Status, reason: String, account: Option<String>) -> Validatio
         arn: None,
         user_id: None,
         reason: Some(reason),
+        identity: None,
         checked_at: now_rfc3339(),
     }
 }

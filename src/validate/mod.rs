@@ -2,8 +2,9 @@
 //! the rules whose matches it checks (`validator = { name = "aws", part = "secret" }` in the
 //! rule's TOML). A validator pairs the parts found into credential sets and reads what it can
 //! offline ([`annotate`], always); with validation on, [`validate`] checks each distinct
-//! credential once, through the cache. Adding a provider is one module that implements
-//! [`Validator`], listed in [`VALIDATORS`], plus the rules that name it.
+//! credential once, through the cache. Most providers are declarative ([`http`]: a
+//! `[[validators]]` table in a rule file, no Rust); a check that needs code (SigV4) is one
+//! module that implements [`Validator`], listed in [`VALIDATORS`], plus the rules that name it.
 //!
 //! Never is a 429, a 5xx, a timeout or a network error called `invalid`: those are `unknown`
 //! with the reason. Results are cached in memory and on disk, keyed by a keyed hash of the
@@ -11,10 +12,14 @@
 
 pub mod aws;
 pub mod bedrock;
+mod cache;
+pub mod http;
 
-use crate::model::{unix_now, Finding, FingerprintKey, Reach, Secret, Validation};
+use cache::Cache;
+
+use crate::model::{Finding, FingerprintKey, Reach, Secret, Validation};
 use crate::rules::Rule;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -26,6 +31,10 @@ pub use crate::policy::state_dir;
 pub trait Validator: Sync {
     /// The name rules use for it.
     fn name(&self) -> &'static str;
+    /// `code` (a module of its own) or `http` (a declarative spec in a rule file).
+    fn kind(&self) -> &'static str {
+        "code"
+    }
     /// The parts a rule may say its matches are (`key-id`, `secret`, ...).
     fn parts(&self) -> &'static [&'static str];
     /// Offline, on every scan: set `credential_set` on the parts (`members`, indexes into
@@ -39,6 +48,16 @@ pub trait Validator: Sync {
     fn check(&self, creds: &[&Credential], opts: &Options) -> Vec<Validation>;
     /// The verdict for a part that is in no complete credential.
     fn unpaired(&self, f: &Finding) -> Validation;
+    /// A reach read from the validation's own answer (scopes, a mode), with no request of
+    /// its own; `None`: ask [`Validator::reach`].
+    fn reach_from(&self, _v: &Validation) -> Option<Reach> {
+        None
+    }
+    /// What a check requests (`GET https://api.github.com/user`, never a secret), and whether
+    /// the operator's config overrode where it goes; for the audit log and the report.
+    fn endpoint(&self, _opts: &Options) -> Option<(String, bool)> {
+        None
+    }
     /// What each live credential (with the identity its check named) can do, asked with the
     /// credential's own read-only calls, in order. Providers without a way to tell say so.
     fn reach(&self, creds: &[(&Credential, &str)], _opts: &Options) -> Vec<Reached> {
@@ -76,15 +95,41 @@ pub struct Call {
 /// Every validator, by name.
 pub static VALIDATORS: &[&dyn Validator] = &[&aws::Aws, &bedrock::Bedrock];
 
-/// The validator called `name`.
+/// The validator called `name`: a code one, else a declarative one.
 pub fn validator(name: &str) -> Option<&'static dyn Validator> {
-    VALIDATORS.iter().copied().find(|v| v.name() == name)
+    VALIDATORS
+        .iter()
+        .copied()
+        .find(|v| v.name() == name)
+        .or_else(|| http::find(name).map(|v| v as &'static dyn Validator))
+}
+
+/// Every validator: the code ones, then the declarative ones by name.
+pub fn all() -> Vec<&'static dyn Validator> {
+    let mut v: Vec<&'static dyn Validator> = VALIDATORS.to_vec();
+    v.extend(http::all().into_iter().map(|h| h as &'static dyn Validator));
+    v
 }
 
 /// Rules that name a validator or a part that does not exist, as messages: a typo there
 /// would silently keep a credential from ever being paired or checked.
 pub fn check_rules(rules: &[Rule]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = http::problems();
+    // A validator that names a rule another validator already checks would check nothing.
+    for h in http::all() {
+        for id in h.spec.rules.iter().chain(h.spec.with.values()) {
+            let taken = rules
+                .iter()
+                .find(|r| &r.id == id)
+                .and_then(|r| r.validator.as_ref());
+            if let Some(other) = taken.filter(|v| v.name != h.spec.name) {
+                out.push(format!(
+                    "{}: validator {:?}: rule {id:?} is checked by {:?} already",
+                    h.spec.origin, h.spec.name, other.name
+                ));
+            }
+        }
+    }
     for r in rules {
         let Some(v) = &r.validator else { continue };
         match validator(&v.name) {
@@ -93,7 +138,7 @@ pub fn check_rules(rules: &[Rule]) -> Vec<String> {
                 r.origin,
                 r.id,
                 v.name,
-                VALIDATORS
+                all()
                     .iter()
                     .map(|v| v.name())
                     .collect::<Vec<_>>()
@@ -169,7 +214,10 @@ impl Credential {
 /// Offline, on every scan: each validator pairs its parts into credential sets and reads
 /// what it can from them.
 pub fn annotate(findings: &mut [Finding]) {
-    for v in VALIDATORS {
+    if !findings.iter().any(|f| f.part.is_some()) {
+        return;
+    }
+    for v in all() {
         let members: Vec<usize> = (0..findings.len())
             .filter(|&i| findings[i].is_part_of(v.name()))
             .collect();
@@ -234,6 +282,11 @@ pub struct Checked {
     pub validation: Validation,
     /// Answered from the cache, no request sent.
     pub cached: bool,
+    /// The validator that checked it.
+    pub validator: &'static str,
+    /// What was requested (no secret), when a request was sent; and whether the operator's
+    /// config overrode where it went.
+    pub endpoint: Option<(String, bool)>,
 }
 
 /// Check every credential among `findings` and attach the outcome to each member. Parts that
@@ -253,16 +306,33 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
             (v, cached)
         }));
     }
-    // The rest, asked for together per validator (each runs its own requests in parallel).
-    for v in VALIDATORS {
-        let ask: Vec<usize> = (0..creds.len())
-            .filter(|&i| verdicts[i].is_none() && creds[i].validator == v.name())
+    let asked: Vec<bool> = verdicts.iter().map(Option::is_none).collect();
+    // The rest, asked for together per validator (each runs its own requests in parallel,
+    // within its own limits); providers are independent, so they are asked at once.
+    let work: Vec<(&'static dyn Validator, Vec<usize>)> = all()
+        .into_iter()
+        .filter_map(|v| {
+            let ask: Vec<usize> = (0..creds.len())
+                .filter(|&i| verdicts[i].is_none() && creds[i].validator == v.name())
+                .collect();
+            (!ask.is_empty()).then_some((v, ask))
+        })
+        .collect();
+    let answers: Vec<Vec<Validation>> = std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .iter()
+            .map(|(v, ask)| {
+                let batch: Vec<&Credential> = ask.iter().map(|&i| &creds[i]).collect();
+                s.spawn(move || v.check(&batch, opts))
+            })
             .collect();
-        if ask.is_empty() {
-            continue;
-        }
-        let batch: Vec<&Credential> = ask.iter().map(|&i| &creds[i]).collect();
-        for (&i, answer) in ask.iter().zip(v.check(&batch, opts)) {
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for ((_, ask), answer) in work.iter().zip(answers) {
+        for (&i, answer) in ask.iter().zip(answer) {
             if answer.status.definitive() {
                 cache.put(&creds[i].hash(&opts.key), &answer);
             }
@@ -271,7 +341,7 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
     }
     cache.save();
     let mut records = Vec::new();
-    for (c, verdict) in creds.iter().zip(verdicts) {
+    for ((c, verdict), asked) in creds.iter().zip(verdicts).zip(asked) {
         let (v, cached) =
             verdict.unwrap_or_else(|| (Validation::skipped("not checked", None), false));
         for &i in &c.members {
@@ -290,6 +360,8 @@ pub fn validate(findings: &mut [Finding], opts: &Options) -> Vec<Checked> {
             rule: findings[first].rule_id.clone(),
             validation: v,
             cached,
+            validator: c.validator,
+            endpoint: asked.then(|| c.validator().endpoint(opts)).flatten(),
         });
     }
     // Parts with no complete credential: nothing to check them with.
@@ -324,14 +396,18 @@ pub fn reach(findings: &mut [Finding], opts: &Options) -> Vec<ReachChecked> {
         .enumerate()
         .filter_map(|(i, c)| {
             let v = findings[c.members[0]].validation.as_ref()?;
+            let who = v
+                .arn
+                .clone()
+                .or_else(|| v.identity.as_ref().map(|i| i.display()));
             (v.status == Status::Live)
-                .then(|| v.arn.clone())
+                .then_some(who)
                 .flatten()
-                .map(|arn| (i, arn))
+                .map(|w| (i, w))
         })
         .collect();
     let mut records = Vec::new();
-    for v in VALIDATORS {
+    for v in all() {
         let mine: Vec<&(usize, String)> = live
             .iter()
             .filter(|(i, _)| creds[*i].validator == v.name())
@@ -339,11 +415,38 @@ pub fn reach(findings: &mut [Finding], opts: &Options) -> Vec<ReachChecked> {
         if mine.is_empty() {
             continue;
         }
+        // What the validation's own answer tells needs no request.
+        let from_answer: Vec<Option<Reach>> = mine
+            .iter()
+            .map(|(i, _)| {
+                let validation = findings[creds[*i].members[0]].validation.as_ref()?;
+                v.reach_from(validation)
+            })
+            .collect();
         let batch: Vec<(&Credential, &str)> = mine
             .iter()
-            .map(|(i, arn)| (&creds[*i], arn.as_str()))
+            .zip(&from_answer)
+            .filter(|(_, r)| r.is_none())
+            .map(|((i, arn), _)| (&creds[*i], arn.as_str()))
             .collect();
-        for (&&(i, _), reached) in mine.iter().zip(v.reach(&batch, opts)) {
+        let mut asked = v.reach(&batch, opts).into_iter();
+        let answers: Vec<Reached> = from_answer
+            .into_iter()
+            .map(|r| match r {
+                Some(reach) => Some(Reached {
+                    reach,
+                    calls: Vec::new(),
+                }),
+                None => asked.next(),
+            })
+            .map(|r| {
+                r.unwrap_or_else(|| Reached {
+                    reach: Reach::unknown("", "not read"),
+                    calls: Vec::new(),
+                })
+            })
+            .collect();
+        for (&&(i, _), reached) in mine.iter().zip(answers) {
             let c = &creds[i];
             for &m in &c.members {
                 findings[m].reach = Some(reached.reach.clone());
@@ -388,6 +491,12 @@ pub struct Options {
     /// The run's fingerprint key, which cache entries are keyed with: the CLI sets the
     /// operator's; left as it is, entries made in one process are not found by another.
     pub key: FingerprintKey,
+    /// Provider id to base URL (`github = "http://127.0.0.1:8080"`), from the operator's
+    /// config (`[validate.endpoints]`) only: for tests and private deployments.
+    pub endpoints: BTreeMap<String, String>,
+    /// Regexes over a secret that mark it a canary for every declarative validator
+    /// (`[validate] canary_patterns`).
+    pub canary_patterns: Vec<regex::Regex>,
 }
 
 impl Options {
@@ -411,61 +520,19 @@ impl Options {
             cache_dir: state_dir(),
             cache_ttl: Duration::from_secs(3600),
             key: FingerprintKey::ephemeral(),
+            endpoints: BTreeMap::new(),
+            canary_patterns: Vec::new(),
         }
     }
 }
 
-/// Results by set hash, in memory and in `validation-cache.json` under the state directory.
-struct Cache {
-    path: Option<PathBuf>,
-    ttl: Duration,
-    entries: HashMap<String, (u64, Validation)>,
-    dirty: bool,
-}
-
-impl Cache {
-    fn load(opts: &Options) -> Cache {
-        let path = opts
-            .cache_dir
-            .as_ref()
-            .map(|d| d.join("validation-cache.json"));
-        let entries = path
-            .as_ref()
-            .and_then(|p| std::fs::read(p).ok())
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-        Cache {
-            path,
-            ttl: opts.cache_ttl,
-            entries,
-            dirty: false,
-        }
-    }
-
-    fn get(&self, hash: &str) -> Option<Validation> {
-        let (at, v) = self.entries.get(hash)?;
-        (unix_now().saturating_sub(*at) < self.ttl.as_secs()).then(|| v.clone())
-    }
-
-    fn put(&mut self, hash: &str, v: &Validation) {
-        self.entries
-            .insert(hash.to_string(), (unix_now(), v.clone()));
-        self.dirty = true;
-    }
-
-    /// Best effort: a cache that cannot be written costs only repeated requests.
-    fn save(&mut self) {
-        let Some(path) = &self.path else { return };
-        if !self.dirty {
-            return;
-        }
-        let now = unix_now();
-        let ttl = self.ttl.as_secs();
-        self.entries
-            .retain(|_, (at, _)| now.saturating_sub(*at) < ttl);
-        let Ok(body) = serde_json::to_vec(&self.entries) else {
-            return;
-        };
-        let _ = crate::write::private(path, &body);
-    }
+/// Exponential, with jitter so many requests do not retry in lockstep. (Unused without the
+/// HTTP client.)
+#[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
+pub(crate) fn backoff(attempt: u32) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let base = 200u64 << attempt.min(5);
+    Duration::from_millis(base + u64::from(nanos % 200))
 }

@@ -32,6 +32,8 @@ mod mcp_proxy;
 mod merge;
 mod notebook;
 mod precommit;
+#[cfg(feature = "http-validate")]
+mod providers;
 mod reach;
 mod real_agents;
 mod recall;

@@ -16,6 +16,7 @@ fn verdict(status: Status, reason: Option<String>) -> Validation {
         arn: None,
         user_id: None,
         reason,
+        identity: None,
         checked_at: now_rfc3339(),
     }
 }
@@ -147,6 +148,7 @@ fn classify(
                     arn: Some(arn),
                     user_id: out.user_id().map(String::from),
                     reason: None,
+                    identity: None,
                     checked_at: now_rfc3339(),
                 },
                 Err(why) => unknown(format!("STS answered 200 but {why}; not taken as live")),

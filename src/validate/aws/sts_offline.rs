@@ -18,6 +18,7 @@ pub(super) fn check_all(sets: &[AwsSet], _opts: &Options) -> Vec<Validation> {
             arn: None,
             user_id: None,
             reason: Some(REASON.into()),
+            identity: None,
             checked_at: now_rfc3339(),
         })
         .collect()
