@@ -144,12 +144,25 @@ pub fn pin(name: &str) -> &'static str {
         .unwrap_or_else(|| panic!("tests/run.sh pins no {name}"))
 }
 
-/// The one line a missing tool fails with.
+/// The one line a missing tool fails with. A Python tool or module may be installed after
+/// all, in the project's venv (tests/run.sh makes it and puts it first on PATH): a plain
+/// `cargo test` outside run.sh is told so.
 pub fn missing_message(what: &str, install: &str) -> String {
-    format!(
+    let mut line = format!(
         "missing {what}: install it with `{install}`, or everything the tests need with \
          `tests/run.sh --install-only`"
-    )
+    );
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv/bin");
+    if install.starts_with("pip ")
+        && venv.is_dir()
+        && std::env::var_os("LEAKHOUND_TEST_VENV").is_none()
+    {
+        line.push_str(&format!(
+            " (its venv is {}: run the tests with tests/run.sh, or with that directory first on PATH)",
+            venv.display()
+        ));
+    }
+    line
 }
 
 /// Whether `tool` is an executable file in one of the directories of `path` (a PATH value).
@@ -398,4 +411,22 @@ fn panic_text(e: Box<dyn std::any::Any + Send>) -> String {
         .cloned()
         .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default()
+}
+
+#[test]
+fn under_tests_run_sh_python3_is_the_projects_venv_not_the_machines() {
+    // tests/run.sh names its venv; a plain `cargo test` uses whatever python3 is on PATH.
+    let Some(venv) = std::env::var_os("LEAKHOUND_TEST_VENV") else {
+        return;
+    };
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.prefix)"])
+        .output()
+        .unwrap();
+    let prefix = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(
+        std::fs::canonicalize(&prefix).unwrap(),
+        std::fs::canonicalize(&venv).unwrap(),
+        "python3 on PATH is not tests/run.sh's venv"
+    );
 }
