@@ -768,10 +768,18 @@ fn a_recent_file_is_skipped_unless_forced() {
         r.stderr
     );
     assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    // Every file was skipped: said as such, not only as "0 changed".
+    assert!(
+        r.stderr
+            .contains("nothing was scrubbed: every file (1) was skipped"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
 
     let r = lh(d, d, &["scrub", "--force", "live"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!r.stderr.contains("nothing was scrubbed"), "{}", r.stderr);
     assert!(!p.any_in(&std::fs::read_to_string(&f).unwrap()));
     // And --min-age 0 takes any file, however fresh.
     let g = d.join("fresh.txt");

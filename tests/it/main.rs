@@ -17,6 +17,7 @@ mod confidence;
 mod decode;
 mod env;
 mod equivalence;
+mod exits;
 mod features;
 mod filter;
 mod filter_trust;
