@@ -408,6 +408,7 @@ mod tests {
 
 /// An error and its causes, `outer: inner: innermost`: a connector error says only "io
 /// error" at the top, and the cause (refused, no route, a DNS failure, the host) is below.
+#[cfg(feature = "aws")]
 pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![e.to_string()];
     let mut at = e.source();
