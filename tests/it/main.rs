@@ -33,6 +33,7 @@ mod mcp_proxy;
 mod merge;
 mod notebook;
 mod precommit;
+mod promises;
 mod reach;
 mod recall;
 mod rules;
