@@ -17,8 +17,19 @@ fn filter_and_run_fail_closed_on_a_bad_config() {
     sb.write("bad.toml", "[allow\npaths = 3\n");
     // A rule file that cannot be read: the masker would run with fewer rules than asked.
     sb.write("missing-rules.toml", "[rules]\nfiles = [\"nope.toml\"]\n");
-    let line = format!("token {gh}\n");
-    let r = sb.run_stdin(&["filter", "--config", "bad.toml"], Some(line.as_bytes()));
+    // Standard input from a file, not a pipe: a filter that exits before reading must not
+    // fail the test's own write (EPIPE).
+    let input = sb.write("input.txt", format!("token {gh}\n"));
+    let filter = |cfg: &str| {
+        let out = sb
+            .cmd()
+            .args(["filter", "--config", cfg])
+            .stdin(std::fs::File::open(&input).unwrap())
+            .output()
+            .unwrap();
+        crate::util::to_run(out)
+    };
+    let r = filter("bad.toml");
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(
         r.stdout, "",
@@ -38,7 +49,7 @@ fn filter_and_run_fail_closed_on_a_bad_config() {
     assert!(!sb.path("ran").exists(), "the command ran without a masker");
     // A missing config given by name is no better than a broken one, nor a missing rule file.
     for cfg in ["none.toml", "missing-rules.toml"] {
-        let r = sb.run_stdin(&["filter", "--config", cfg], Some(line.as_bytes()));
+        let r = filter(cfg);
         assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{cfg}: {}", r.stderr);
     }
 }
