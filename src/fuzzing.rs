@@ -233,7 +233,11 @@ pub fn engine(data: &[u8]) {
 }
 
 /// The streaming masker with arbitrary chunking and idle points. The first two bytes seed
-/// the chunk sizes; the rest is the stream.
+/// the chunk sizes; the rest is the stream. Compared with the masker given the whole
+/// stream at once: without idle points the output is the same byte for byte; with them
+/// (an idle flush may forward a tail too short to be worth holding), no piece of
+/// [`PIECE`] bytes of a secret the one-shot run found is in the output unless the one-shot
+/// output shows it too (the text around it may repeat it).
 pub fn masker(data: &[u8]) {
     let (seed, stream) = match data {
         [a, b, rest @ ..] => (u16::from_le_bytes([*a, *b]) as u32 | 1, rest),
@@ -249,19 +253,51 @@ pub fn masker(data: &[u8]) {
         rng ^= rng << 5;
         rng
     };
+    let mut out = Vec::new();
+    let mut idled = false;
     let mut at = 0;
     while at < stream.len() {
         let r = next();
         let n = (1 + (r % 64) as usize).min(stream.len() - at);
-        let _ = m.push(&stream[at..at + n]);
+        out.extend(m.push(&stream[at..at + n]).0);
         at += n;
         if r & 0x300 == 0 {
-            let _ = m.idle();
+            out.extend(m.idle().0);
+            idled = true;
         }
     }
-    let _ = m.finish();
+    out.extend(m.finish().0);
     assert!(!m.has_pending(), "bytes held after the end of the stream");
+
+    let mut whole = crate::filter::Masker::new(s.engine(), "fuzz");
+    let (mut expected, mut found) = whole.push(stream);
+    let (tail, more) = whole.finish();
+    expected.extend(tail);
+    found.extend(more);
+    if !idled {
+        assert!(
+            out == expected,
+            "chunked and one-shot outputs differ:\n{}\n---\n{}",
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&expected)
+        );
+        return;
+    }
+    let has = |hay: &[u8], w: &[u8]| memchr::memmem::find(hay, w).is_some();
+    for f in &found {
+        let secret = f.secret.reveal();
+        for w in secret.as_bytes().windows(PIECE) {
+            assert!(
+                has(&expected, w) || !has(&out, w),
+                "a piece of a secret ({}) the one-shot run masked went out under idle flushes",
+                f.rule_id
+            );
+        }
+    }
 }
+
+/// The shortest piece of a secret the masker promises never to let out (its MIN_PIECE).
+const PIECE: usize = 8;
 
 /// An image config (JSON from a registry or tarball), a registry reference, and a layer.
 pub fn image(data: &[u8]) {

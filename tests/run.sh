@@ -5,11 +5,16 @@
 #     tests/run.sh --install-only   # only the installs
 #     tests/run.sh -- FILTER...     # arguments after -- go to cargo test
 #
-# Installs (as root, or through sudo when it is there): from Debian, git, docker-registry,
-# skopeo, htpasswd (apache2-utils), python3 and pip; from PyPI, the pinned versions below
-# (moto, werkzeug, pre-commit, mcp, kubernetes-validate, check-jsonschema, and Jupyter's
-# ipykernel, jupyter_client, pyzmq, nbclient, nbformat); from npm, TypeScript with the Claude
-# Agent SDK's types, and the four coding agents the real-agent suite runs.
+# Installs from Debian (as root, or through sudo when it is there): git, docker-registry,
+# skopeo, htpasswd (apache2-utils), python3 and its venv module, npm. Everything else goes
+# under target/, never into the machine's own interpreter or node: from PyPI into a virtual
+# environment of the project's, target/venv (made with the machine's `python3 -m venv`), the
+# pinned versions below (moto, werkzeug, pre-commit, mcp, kubernetes-validate,
+# check-jsonschema, and Jupyter's ipykernel, jupyter_client, pyzmq, nbclient, nbformat); from
+# npm into target/agent-types (TypeScript with the Claude Agent SDK's types) and
+# target/e2e-agents (the four coding agents the real-agent suite runs). The tests then run
+# with target/venv/bin first on PATH, so
+# `python3`, `pre-commit` and the rest are the venv's (LEAKHOUND_TEST_VENV names it too).
 # The pins are what the tests were written against: moto's error bodies and werkzeug's
 # server shape what the validation tests see; the MCP SDK's client and server are what the
 # mcp-proxy tests run a session between.
@@ -68,9 +73,10 @@ as_root() {
 need_apt=()
 command -v mkfifo >/dev/null || need_apt+=(coreutils)
 command -v git >/dev/null || need_apt+=(git)
-# The filter and validation tests drive leakhound with small Python programs.
+# The filter and validation tests drive leakhound with small Python programs, run by the
+# project's venv; Debian ships `venv` (with ensurepip) apart from python3 itself.
 command -v python3 >/dev/null || need_apt+=(python3)
-python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # The image tests push to a real registry (with htpasswd auth) with skopeo.
 command -v docker-registry >/dev/null || need_apt+=(docker-registry)
 command -v skopeo >/dev/null || need_apt+=(skopeo)
@@ -83,16 +89,19 @@ if ((${#need_apt[@]})); then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-# From PyPI: the pre-commit framework, and moto's server (STS and IAM) for the validation
-# tests. Debian's own python3 refuses a system-wide pip install without
-# --break-system-packages; other Pythons (pyenv, a venv) take it plainly.
-pip_install() {
-  echo "tests/run.sh: installing from PyPI: $*" >&2
-  python3 -m pip install -q --disable-pip-version-check "$@" 2>/dev/null \
-    || python3 -m pip install -q --disable-pip-version-check --break-system-packages "$@"
+# From PyPI, into the project's venv: the pre-commit framework, moto's server (STS and IAM)
+# for the validation tests, the MCP SDK, Jupyter's kernel and clients, the schema checkers.
+# A venv whose interpreter no longer runs (the machine's python3 was upgraded or removed) is
+# made again rather than repaired.
+venv="$PWD/target/venv"
+"$venv/bin/python3" -c '' >/dev/null 2>&1 || {
+  echo "tests/run.sh: making the test venv $venv" >&2
+  rm -rf "$venv"
+  python3 -m venv "$venv"
 }
+vpy="$venv/bin/python3"
 have_versions() {
-  python3 - "$@" <<'EOF' 2>/dev/null
+  "$vpy" - "$@" <<'EOF' 2>/dev/null
 import sys
 from importlib.metadata import version
 import flask, flask_cors  # moto's [server] extra
@@ -103,15 +112,20 @@ pins=("moto==$MOTO" "werkzeug==$WERKZEUG" "pre-commit==$PRE_COMMIT" "mcp==$MCP"
   "kubernetes-validate==$KUBERNETES_VALIDATE" "check-jsonschema==$CHECK_JSONSCHEMA"
   "ipykernel==$IPYKERNEL" "jupyter_client==$JUPYTER_CLIENT" "pyzmq==$PYZMQ"
   "nbclient==$NBCLIENT" "nbformat==$NBFORMAT")
-have_versions "${pins[@]}" || pip_install "moto[server]==$MOTO" "${pins[@]:1}"
-# pyenv finds new console scripts (pre-commit) only after a rehash.
+have_versions "${pins[@]}" || {
+  echo "tests/run.sh: installing from PyPI into $venv: ${pins[*]}" >&2
+  "$vpy" -m pip install -q --disable-pip-version-check --require-virtualenv \
+    "moto[server]==$MOTO" "${pins[@]:1}"
+}
 for tool in pre-commit kubernetes-validate check-jsonschema; do
-  command -v $tool >/dev/null || { command -v pyenv >/dev/null && pyenv rehash; } || true
-  command -v $tool >/dev/null || {
-    echo "tests/run.sh: $tool was installed but is not on PATH ($(python3 -m site --user-base)/bin?)" >&2
+  [ -x "$venv/bin/$tool" ] || {
+    echo "tests/run.sh: $tool is missing from $venv/bin after the install" >&2
     exit 1
   }
 done
+# Every test, and every program a test starts (leakhound run -- python3, a kernel spec's
+# python3, pre-commit's hooks), finds the venv's tools first.
+export PATH="$venv/bin:$PATH" LEAKHOUND_TEST_VENV="$venv"
 # From npm, into target/agent-types (outside the sources, where tests/it/hooks.rs looks):
 # TypeScript and the Claude Agent SDK's types, without its optional native binaries.
 types=target/agent-types/node_modules

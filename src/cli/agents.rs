@@ -372,7 +372,7 @@ pub fn scrub_agents(named: &[AgentArg], opts: &ScrubOpts) -> Result<i32> {
         return Ok(EXIT_CLEAN);
     }
     for p in &paths {
-        eprintln!("leakhound: scrubbing {}", shown(p));
+        super::setup::say(&format!("scrubbing {}", shown(p)));
     }
     scrub(&paths, opts)
 }
@@ -439,7 +439,7 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
             }
             Ok(FileOutcome::Skipped(why)) => {
                 skipped += 1;
-                eprintln!("leakhound: skipped {}: {why}", shown(&path));
+                super::setup::say(&format!("skipped {}: {why}", shown(&path)));
             }
             Err(e) => {
                 errors += 1;
@@ -456,6 +456,14 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
     eprintln!(
         "leakhound: scrub: {scanned} file(s) scanned, {changed} {verb} ({masked} secret(s)), {skipped} skipped, {errors} error(s)"
     );
+    if scanned == 0 && skipped > 0 && errors == 0 {
+        // "0 changed" would read as "clean": say that nothing was looked at. Still exit 0:
+        // skipping a file a live session may be writing is the safe choice, not a failure.
+        eprintln!(
+            "leakhound: scrub: nothing was scrubbed: every file ({skipped}) was skipped, \
+             so none of them is known to be clean (see why above; --force scrubs recent files)"
+        );
+    }
     Ok(if errors > 0 {
         EXIT_ERROR
     } else if changed > 0 {

@@ -17,6 +17,11 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// No warnings, notes or progress on standard error: only the report (or the masked
+    /// stream), errors and the exit code. What a warning was about is still counted in the
+    /// summary and listed in a JSON report.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -747,6 +752,11 @@ pub struct ReportArgs {
     /// `git` and `image`, `low` for `env`. The summary counts what was left out.
     #[arg(long, value_enum)]
     pub min_confidence: Option<ConfidenceArg>,
+    /// Fail the run (exit 2) when any input could not be read, a file inside a scanned tree
+    /// included, not only one named on the command line: a gate should not pass what it did
+    /// not scan. The summary counts them either way.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `--min-confidence`.

@@ -41,6 +41,7 @@ pub fn main() -> i32 {
             };
         }
     };
+    setup::set_quiet(cli.quiet);
     let r = match cli.command {
         Command::Scan(a) => scan::scan(a),
         Command::Git(a) => scan::git(a),
@@ -122,13 +123,21 @@ pub fn main() -> i32 {
             if is_broken_pipe(&e) {
                 return EXIT_CLEAN;
             }
-            eprintln!(
-                "leakhound: error: {}",
-                crate::report::printable(&format!("{e:#}"))
-            );
+            eprintln!("leakhound: error: {}", error_text(&e));
             EXIT_ERROR
         }
     }
+}
+
+/// An error for the terminal: control characters escaped (a file name cannot move the
+/// cursor), but the lines of a multi-line message (a regex error's caret under the pattern)
+/// kept as lines rather than shown as a literal `\n`.
+fn error_text(e: &anyhow::Error) -> String {
+    format!("{e:#}")
+        .split('\n')
+        .map(crate::report::printable)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -204,8 +204,10 @@ pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
     let me = Environment::current();
     let mut envs = vec![];
     let mut warnings = Vec::new();
+    let mut denied = 0;
     if !a.no_processes {
-        let (others, denied) = runtime::other_environments();
+        let (others, unreadable) = runtime::other_environments();
+        denied = unreadable;
         if denied > 0 {
             warnings.push((
                 "/proc".to_string(),
@@ -222,6 +224,7 @@ pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
     );
     files.sort();
     files.dedup();
+    let files_read = files.len();
     let cfg = runtime::EndpointConfig::from_env(
         &me,
         std::time::Duration::from_millis(a.timeout_ms.max(1)),
@@ -237,14 +240,38 @@ pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
         endpoints(&cfg)
     };
     for n in &found.notes {
-        eprintln!("leakhound: {}", crate::report::printable(n));
+        super::setup::say(&crate::report::printable(n));
     }
+    // What was read and what was not, in one line at the end: an audit that found nothing
+    // should say what "nothing" covered.
+    let others = if a.no_processes {
+        "no other process (--no-processes)".to_string()
+    } else {
+        format!(
+            "{} other process environment(s) ({denied} not readable by this user)",
+            envs.len() - 1
+        )
+    };
+    let coverage = format!(
+        "runtime-audit read: this process's environment, {others}, {files_read} credential \
+         file(s), {}",
+        if a.no_endpoints {
+            "no credential endpoint (--no-endpoints)".to_string()
+        } else {
+            format!(
+                "{} credential document(s) from the metadata endpoints ({} note(s) above)",
+                found.blobs.len(),
+                found.notes.len()
+            )
+        }
+    );
     let imds_v1 = found.imds_v1.is_some();
     if let Some(v1) = found.imds_v1 {
         warnings.push(("instance metadata service".to_string(), v1));
     }
     outcome = outcome.merge(s.scanner.held(&found.blobs, &warnings));
     let code = s.deliver(outcome, r)?;
+    super::setup::say(&coverage);
     // An IMDSv1 endpoint is an exposure of its own, with or without a role behind it today.
     Ok(if imds_v1 && code == EXIT_CLEAN {
         EXIT_FINDINGS

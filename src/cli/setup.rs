@@ -16,11 +16,30 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
+/// `--quiet`: set once, before any command runs; read wherever a warning or note is printed.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+pub fn set_quiet(q: bool) {
+    QUIET.store(q, Relaxed);
+}
+
+pub fn quiet() -> bool {
+    QUIET.load(Relaxed)
+}
+
+/// A warning or note for the operator on stderr (`leakhound: LINE`), unless `--quiet`.
+/// Errors are not said through this: they are printed whatever the flags.
+pub fn say(line: &str) {
+    if !quiet() {
+        eprintln!("leakhound: {line}");
+    }
+}
+
 /// The operator's config (see [`Config::find`]), its name, and the fingerprint key in use.
 pub fn config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, String)> {
     let found = Config::find(explicit, scanned)?;
     if let Some(note) = &found.note {
-        eprintln!("leakhound: note: {note}");
+        say(&format!("note: {note}"));
     }
     Ok((found.config, found.name))
 }
@@ -72,7 +91,7 @@ pub fn rule_set(cfg: &Config, extra: &[PathBuf]) -> Result<Vec<rules::Rule>> {
     for files in [&cfg.rules.files[..], extra] {
         let loaded = rules::load_files(files)?;
         for n in &loaded.notes {
-            eprintln!("leakhound: note: {n}");
+            say(&format!("note: {n}"));
         }
         crate::validate::http::register(loaded.validators.clone());
         loaded
@@ -281,7 +300,11 @@ impl Session {
     }
 
     /// Hand the outcome to the stages after the scan; the exit code.
-    pub fn deliver(mut self, o: Outcome, r: &ReportArgs) -> Result<i32> {
+    pub fn deliver(mut self, mut o: Outcome, r: &ReportArgs) -> Result<i32> {
+        if r.strict {
+            // Any input not read fails the run, as one named on the command line does.
+            o.summary.failed_inputs = o.summary.failed_inputs.max(o.summary.skipped_unreadable);
+        }
         let audit = Audit::open(r.audit_log.as_deref()).with_context(|| {
             format!(
                 "--audit-log {}",
@@ -334,10 +357,10 @@ impl Session {
                 .iter()
                 .map(|(k, n)| format!("{n} {k}"))
                 .collect();
-            eprintln!(
-                "leakhound: validated {n} credential set(s): {}",
+            say(&format!(
+                "validated {n} credential set(s): {}",
                 parts.join(", ")
-            );
+            ));
         }
         Ok(done.code)
     }
@@ -345,6 +368,9 @@ impl Session {
 
 /// Per-input problems go to stderr as they happen (and into the report).
 pub fn print_warning(w: &Warning) {
+    if quiet() {
+        return;
+    }
     eprintln!(
         "leakhound: warning: {}: {}",
         printable(&w.path),
@@ -354,7 +380,7 @@ pub fn print_warning(w: &Warning) {
 
 /// A progress line on stderr while a long scan runs, only when stderr is a terminal.
 fn with_progress<T>(scanner: &Scanner, format: FormatArg, f: impl FnOnce() -> T) -> T {
-    if !std::io::stderr().is_terminal() || format != FormatArg::Human {
+    if !std::io::stderr().is_terminal() || format != FormatArg::Human || quiet() {
         return f();
     }
     let done = AtomicBool::new(false);

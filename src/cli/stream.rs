@@ -4,6 +4,7 @@ use super::args::{FilterArgs, RulesArgs};
 use super::setup::{masking_engine, open_output, Output};
 use super::EXIT_CLEAN;
 use anyhow::{Context as _, Result};
+use std::io::ErrorKind;
 use std::path::Path;
 use std::time::Duration;
 
@@ -61,8 +62,24 @@ pub fn filter(a: &FilterArgs, cmd: Option<&[String]>) -> Result<i32> {
             Ok(EXIT_CLEAN)
         }
         Some(cmd) => {
-            let status = crate::filter::run(&engine, cmd, idle, &sink)
-                .with_context(|| format!("running {:?}", cmd[0]))?;
+            let status = match crate::filter::run(&engine, cmd, idle, &sink) {
+                Ok(s) => s,
+                // As a shell says it, and with its codes: a wrapper must not turn "no such
+                // command" into the code of a run that found or failed something.
+                Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::PermissionDenied) => {
+                    let (code, what) = if e.kind() == ErrorKind::NotFound {
+                        (127, "command not found")
+                    } else {
+                        (126, "permission denied")
+                    };
+                    eprintln!(
+                        "leakhound: error: {}: {what}",
+                        crate::report::printable(&cmd[0])
+                    );
+                    return Ok(code);
+                }
+                Err(e) => return Err(e).with_context(|| format!("running {:?}", cmd[0])),
+            };
             use std::os::unix::process::ExitStatusExt;
             Ok(status
                 .code()

@@ -24,8 +24,12 @@ impl Style {
 pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) -> io::Result<()> {
     let st = Style(opts.color);
     let mut last_path: Option<String> = None;
-    // A set's reach is shown once, under the first of its findings.
+    // A set's reach is shown once, under the first of its findings; so is what its
+    // validation or offline annotations say (the account, the ARN): the key id, the secret
+    // and the session token of one set share them, and three equal lines read as three
+    // accounts.
     let mut reach_shown = std::collections::HashSet::new();
+    let mut set_shown = std::collections::HashSet::new();
     for f in r.findings {
         let path = f.path();
         if last_path.as_deref() != Some(&path) {
@@ -76,7 +80,22 @@ pub(super) fn write(r: &Report<'_>, opts: &HumanOptions, out: &mut dyn Write) ->
             };
             writeln!(out, "  {:>9}  {}", "", st.paint("36", &origin))?;
         }
-        if let Some(v) = &f.validation {
+        let first_of_set = f
+            .credential_set
+            .as_ref()
+            .is_none_or(|s| set_shown.insert(s.clone()));
+        if !first_of_set {
+            // Said under the set's first finding; pointed to where that is another file
+            // (each variable of an environment is one).
+            if f.validation.is_some() || !f.annotations.is_empty() {
+                writeln!(
+                    out,
+                    "  {:>9}  {}",
+                    "",
+                    st.paint("36", "(its credential set: above)")
+                )?;
+            }
+        } else if let Some(v) = &f.validation {
             let mut line = format!("validation: {}", v.status.as_str());
             for (k, x) in [
                 ("account", &v.account),
@@ -196,7 +215,7 @@ fn summary_line(s: &Summary, findings: usize) -> String {
         (s.skipped_binary, "binary skipped"),
         (s.skipped_large, "too large skipped"),
         (s.skipped_ignored, "ignored skipped"),
-        (s.skipped_unreadable, "unreadable skipped"),
+        (s.skipped_unreadable, "could not be read"),
     ] {
         if n > 0 {
             line.push_str(&format!(", {n} {what}"));

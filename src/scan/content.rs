@@ -57,7 +57,13 @@ impl Scanner {
                 name_variables(&mut found, &blob.data, 0);
                 found
             }
-            Form::Text => self.whole(blob),
+            Form::Text => {
+                let mut found = self.whole(blob);
+                if !found.is_empty() && super::own_report::is_own_report(&blob.data) {
+                    found.retain(|f| !f.public);
+                }
+                found
+            }
         }
     }
 

@@ -14,6 +14,7 @@ mod env;
 mod files;
 mod git;
 mod image;
+mod own_report;
 mod run;
 
 use crate::engine::Engine;

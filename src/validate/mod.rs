@@ -225,6 +225,13 @@ pub fn annotate(findings: &mut [Finding]) {
             v.annotate(findings, &members);
         }
     }
+    // Outcomes are merged (runtime-audit's environments, files and endpoints), and each
+    // merge annotates again: a fact once, however often it was learnt.
+    for f in findings.iter_mut() {
+        let mut seen = std::collections::HashSet::new();
+        f.annotations
+            .retain(|a| seen.insert((a.key, a.value.clone())));
+    }
 }
 
 /// The complete credentials among `findings`, each once however many places hold it, with

@@ -644,18 +644,28 @@ impl Planted {
             .replace("{{GITHUB_TOKEN}}", &self.gh)
     }
 
-    /// The planted values a text still shows, by name (never the value).
+    /// The planted values a text still shows a piece of, by name (never the value): any run
+    /// of 5 characters of a plain value (a half-masked secret is a leak), or an escaped form
+    /// whole (its pieces around `\u002B` could be any JSON escape; the plain value's pieces
+    /// between escapes are the same characters and are checked there).
     fn found_in(&self, text: &str) -> Vec<&'static str> {
+        let piece = |v: &str| {
+            v.as_bytes()
+                .windows(5)
+                .any(|w| text.contains(std::str::from_utf8(w).unwrap()))
+        };
+        let whole = |v: &str| text.contains(v);
         [
-            ("aws key id", &self.key),
-            ("aws secret", &self.secret),
-            ("aws secret (escaped)", &self.secret_u),
-            ("aws secret (escaped twice)", &self.secret_uu),
-            ("github token", &self.gh),
-            ("github token (base64)", &self.gh_b64),
+            ("aws key id", piece(&self.key)),
+            ("aws secret", piece(&self.secret)),
+            ("aws secret (escaped)", whole(&self.secret_u)),
+            ("aws secret (escaped twice)", whole(&self.secret_uu)),
+            ("github token", piece(&self.gh)),
+            // Its first 8 characters encode `token:`, text around the token, not of it.
+            ("github token (base64)", piece(&self.gh_b64[8..])),
         ]
         .into_iter()
-        .filter(|(_, v)| text.contains(v.as_str()))
+        .filter(|(_, found)| *found)
         .map(|(n, _)| n)
         .collect()
     }
@@ -852,10 +862,18 @@ fn a_recent_file_is_skipped_unless_forced() {
         r.stderr
     );
     assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    // Every file was skipped: said as such, not only as "0 changed".
+    assert!(
+        r.stderr
+            .contains("nothing was scrubbed: every file (1) was skipped"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
 
     let r = lh(d, d, &["scrub", "--force", "live"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!r.stderr.contains("nothing was scrubbed"), "{}", r.stderr);
     assert!(!p.any_in(&std::fs::read_to_string(&f).unwrap()));
     // And --min-age 0 takes any file, however fresh.
     let g = d.join("fresh.txt");

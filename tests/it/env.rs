@@ -7,8 +7,9 @@ use std::process::{Command, Stdio};
 fn pid_environment_names_each_variable() {
     let (id, secret) = fake_aws(400);
     let gh = fake_github(400);
-    let mut child = Command::new("sleep")
-        .arg("30")
+    let mut child = Command::new("sh")
+        .args(["-c", "echo ready; exec sleep 30"])
+        .stdout(Stdio::piped())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("AWS_ACCESS_KEY_ID", &id)
@@ -18,8 +19,15 @@ fn pid_environment_names_each_variable() {
         .env("HOME_PAGE", "https://example.org/docs")
         .spawn()
         .unwrap();
-    // /proc/PID/environ shows the new environment only once exec has happened.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // /proc/PID/environ shows the new environment only once exec has happened: the shell's
+    // first line says it has (sh's environment and then sleep's are the one given here).
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
     let pid = child.id().to_string();
     let out = Command::new(bin())
         .args(["env", "--pid", &pid, "--format", "jsonl"])
@@ -30,7 +38,7 @@ fn pid_environment_names_each_variable() {
     child.wait().ok();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(!text.contains(&secret), "redacted");
+    crate::util::assert_no_piece(&text, &secret, "env --pid report");
     let mut got: Vec<(String, String)> = text
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())

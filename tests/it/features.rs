@@ -1,8 +1,50 @@
 //! The optional features (`aws`, `registry`, both on by default) and what a build without
-//! them does instead. The `cfg(not(...))` tests run only in such a build:
-//! `cargo test --no-default-features --test it features`, which `.ci/run` runs.
+//! them does instead. The `without_*` tests run that build: this test binary's own leakhound
+//! when it was built without the feature, else the binary LEAKHOUND_OFFLINE_BIN names (a
+//! `cargo build --release --no-default-features`, which `.ci/run` builds anyway and hands
+//! over: no second test binary to compile). Without either they say so and pass, except
+//! under `.ci/run` (LEAKHOUND_CI=1), where a missing offline binary fails them.
 
 use crate::util::{fake_aws, Sandbox};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The leakhound built without `feature`, if there is one to run.
+fn without(feature: &str, built_with: bool) -> Option<PathBuf> {
+    if !built_with {
+        return Some(crate::util::bin().to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("LEAKHOUND_OFFLINE_BIN") {
+        let p = PathBuf::from(p);
+        assert!(
+            p.is_file(),
+            "LEAKHOUND_OFFLINE_BIN={} is not a file",
+            p.display()
+        );
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("LEAKHOUND_CI").is_none(),
+        "LEAKHOUND_CI is set but LEAKHOUND_OFFLINE_BIN is not: the build without `{feature}` \
+         would go untested"
+    );
+    eprintln!(
+        "note: not run: no leakhound built without `{feature}` (set LEAKHOUND_OFFLINE_BIN to a \
+         cargo build --release --no-default-features)"
+    );
+    None
+}
+
+/// `bin ARGS` in the sandbox, as [`Sandbox::run`] runs this build's.
+fn run_in(sb: &Sandbox, bin: &std::path::Path, args: &[&str]) -> crate::util::Run {
+    crate::util::to_run(cmd_in(sb, bin).args(args).output().unwrap())
+}
+
+fn cmd_in(sb: &Sandbox, bin: &std::path::Path) -> Command {
+    let mut c = Command::new(bin);
+    c.current_dir(sb.dir.path()).env_remove("NO_COLOR");
+    c
+}
 
 /// A sandbox holding one complete AWS credential set in `data/creds`.
 fn with_creds(seed: u64) -> (Sandbox, String) {
@@ -55,14 +97,15 @@ fn with_aws_the_iam_actions_are_accepted_when_the_config_is_loaded() {
 }
 
 #[test]
-#[cfg(not(feature = "aws"))]
 fn without_aws_validate_marks_sets_unknown_and_sends_nothing() {
+    let Some(offline) = without("aws", cfg!(feature = "aws")) else {
+        return;
+    };
     let (sb, _) = with_creds(701);
     // Anything sent to STS would connect here.
     let sts = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     sts.set_nonblocking(true).unwrap();
-    let out = sb
-        .cmd()
+    let out = cmd_in(&sb, &offline)
         .args(["scan", "data", "--validate", "--format", "json"])
         .env(
             "AWS_ENDPOINT_URL_STS",
@@ -87,12 +130,14 @@ fn without_aws_validate_marks_sets_unknown_and_sends_nothing() {
 }
 
 #[test]
-#[cfg(not(feature = "aws"))]
 fn without_aws_the_iam_actions_are_refused_when_the_config_is_loaded() {
+    let Some(offline) = without("aws", cfg!(feature = "aws")) else {
+        return;
+    };
     let (sb, _) = with_creds(702);
     let cfg = action_config(&sb);
     // Refused before anything is scanned, whatever the findings.
-    let r = sb.run(&["scan", "data", "--config", &cfg]);
+    let r = run_in(&sb, &offline, &["scan", "data", "--config", &cfg]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
     for want in [
@@ -108,16 +153,18 @@ fn without_aws_the_iam_actions_are_refused_when_the_config_is_loaded() {
         "ops/leakhound.toml",
         "[[hooks]]\nname = \"note\"\nwhen = \"any\"\ncommand = [\"true\"]\n",
     );
-    let r = sb.run(&["scan", "data", "--config", &cfg]);
+    let r = run_in(&sb, &offline, &["scan", "data", "--config", &cfg]);
     assert_eq!(r.code, 1, "{}", r.stderr);
 }
 
 #[test]
-#[cfg(not(feature = "registry"))]
 fn without_registry_a_registry_image_is_an_error_that_says_why() {
+    let Some(offline) = without("registry", cfg!(feature = "registry")) else {
+        return;
+    };
     let sb = Sandbox::new();
     for reference in ["alpine:3", "127.0.0.1:5000/team/app:v1"] {
-        let r = sb.run(&["image", reference]);
+        let r = run_in(&sb, &offline, &["image", reference]);
         assert_eq!(r.code, 2, "{reference}: {}", r.stderr);
         assert!(r.stderr.contains("`registry` feature"), "{}", r.stderr);
         assert!(r.stderr.contains("oci-archive:"), "{}", r.stderr);

@@ -651,7 +651,7 @@ fn the_summary_line_names_every_kind_of_skip() {
         "1 binary skipped",
         "1 too large skipped",
         "1 ignored skipped",
-        "1 unreadable skipped",
+        "1 could not be read",
     ] {
         assert!(r.stdout.contains(what), "{what}: {}", r.stdout);
     }

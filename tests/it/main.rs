@@ -17,6 +17,7 @@ mod confidence;
 mod decode;
 mod env;
 mod equivalence;
+mod exits;
 mod features;
 mod filter;
 mod filter_trust;
@@ -32,6 +33,7 @@ mod mcp_proxy;
 mod merge;
 mod notebook;
 mod precommit;
+mod promises;
 #[cfg(feature = "http-validate")]
 mod providers;
 mod reach;

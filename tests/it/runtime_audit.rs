@@ -68,10 +68,9 @@ fn audit_cmd(sb: &Sandbox, rt: Option<&Runtime>, extra: &[&str]) -> Command {
                 );
         }
         None => {
-            // Nothing listens there: the audit must say so and go on.
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            let port = l.local_addr().unwrap().port();
-            drop(l);
+            // Nothing listens there (and nothing can start to): the audit must say so and
+            // go on.
+            let port = crate::util::refused_port();
             c.env(
                 "AWS_EC2_METADATA_SERVICE_ENDPOINT",
                 format!("http://127.0.0.1:{port}"),
@@ -217,4 +216,63 @@ fn another_process_environment_is_read() {
         });
     assert!(hit, "{origin} not in {:#}", doc["findings"]);
     assert!(!r.stdout.contains(&token));
+}
+
+/// Offline (STS refuses), with a key pair in the audited process's environment: the
+/// reason names the call and its cause, not only "io error"; the human report says the
+/// set's account once, not under each of its findings; and the run ends with what it read.
+#[test]
+fn offline_the_audit_names_what_failed_says_each_account_once_and_what_it_covered() {
+    let sb = Sandbox::new();
+    let (id, secret) = fake_aws(83);
+    let sts = format!("http://127.0.0.1:{}", crate::util::refused_port());
+    let run = |format: &str, more: &[&str]| {
+        let mut c = sb.cmd();
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", sb.path("home"))
+            .env("XDG_STATE_HOME", sb.path("state"))
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &sts)
+            .args(["runtime-audit", "--no-processes", "--format", format])
+            .args(more)
+            .env("AWS_ACCESS_KEY_ID", &id)
+            .env("AWS_SECRET_ACCESS_KEY", &secret)
+            .env("AWS_ENDPOINT_URL_STS", &sts)
+            .env("AWS_ENDPOINT_URL_IAM", &sts);
+        to_run(c.output().unwrap())
+    };
+    let r = run("json", &[]);
+    let doc = r.json();
+    let reasons: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["validation"]["reason"].as_str())
+        .collect();
+    assert!(!reasons.is_empty(), "{}\n{}", r.stdout, r.stderr);
+    for why in &reasons {
+        assert!(
+            why.contains("STS GetCallerIdentity") && why.contains("onnection refused"),
+            "the reason does not name what failed: {why}"
+        );
+    }
+    let last = r.stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("leakhound: runtime-audit read: this process's environment, no other process (--no-processes), 0 credential file(s), "),
+        "{}",
+        r.stderr
+    );
+
+    // Offline annotations (the account the key id carries) are the set's: said once, though
+    // the key id, the secret and the token are each a variable of their own.
+    let human = run("human", &["--no-validate"]);
+    let account = human
+        .stdout
+        .lines()
+        .filter(|l| l.contains("account"))
+        .count();
+    assert_eq!(account, 1, "{}", human.stdout);
+    crate::util::assert_no_piece(&human.stdout, &secret, "runtime-audit human report");
+    crate::util::assert_no_piece(&human.stderr, &secret, "runtime-audit stderr");
 }

@@ -108,7 +108,34 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
             let named = if n == 1 { Value::Null } else { Value::from(n) };
             assert_eq!(s["shard"]["total"], named, "each shard names itself");
         }
-        // Every blob once: no shard scans what another does, none is left out.
+        // Every blob once: no shard scans what another does, none is left out. As sets: each
+        // finding's place (its blob's provenance, position and rule) in exactly one shard,
+        // and together the whole run's; a shard that scanned one blob twice and missed
+        // another would add up to the same count.
+        let place = |f: &Value| {
+            // Whether a later layer deletes the file is learnt at the merge, from every
+            // shard's whiteouts: not part of where the finding is.
+            let mut at = f["provenance"].clone();
+            if let Some(p) = at.as_object_mut() {
+                p.remove("deleted");
+            }
+            format!("{at} {} {} {}", f["start"], f["end"], f["rule"])
+        };
+        let mut owner: std::collections::BTreeMap<String, usize> = Default::default();
+        for (k, s) in shards.iter().enumerate() {
+            for f in findings(s) {
+                if let Some(other) = owner.insert(place(f), k).filter(|&o| o != k) {
+                    panic!("{n} shards: {} is in shards {other} and {k}", place(f));
+                }
+            }
+        }
+        let want: std::collections::BTreeSet<String> =
+            findings(&whole_v).iter().map(place).collect();
+        let got: std::collections::BTreeSet<String> = owner.into_keys().collect();
+        assert_eq!(
+            got, want,
+            "{n} shards: the shards' findings are not the whole run's"
+        );
         let scanned: u64 = shards
             .iter()
             .map(|s| s["summary"]["files"].as_u64().unwrap())

@@ -170,7 +170,10 @@ fn validate_rewrites_an_old_report_with_every_secret_masked() {
     let r = sb
         .cmd()
         .args(["validate", "report.jsonl"])
-        .env("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:1")
+        .env(
+            "AWS_ENDPOINT_URL_STS",
+            format!("http://127.0.0.1:{}", crate::util::refused_port()),
+        )
         .env("XDG_STATE_HOME", sb.path("state"))
         .output()
         .unwrap();

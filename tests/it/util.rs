@@ -111,6 +111,45 @@ pub fn fake_github(seed: u64) -> String {
     crate::synth::checksummed(&mut crate::synth::Rng::new(seed), "ghp_")
 }
 
+/// A port on 127.0.0.1 that refuses connections for as long as the returned socket lives:
+/// bound, so no other process can take it, and never listening, so a connection to it is
+/// refused at once. Neither a fixed port (something may listen there) nor a port bound and
+/// let go (something may take it before the test connects).
+pub fn refusing_port() -> (std::os::fd::OwnedFd, u16) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket calls on a socket this function owns; the fd is handed to an
+    // OwnedFd at once, which closes it on drop.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let owned = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let rc = libc::bind(fd, (&raw const addr).cast(), len);
+        assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
+        let mut got = len;
+        let rc = libc::getsockname(fd, (&raw mut addr).cast(), &mut got);
+        assert_eq!(rc, 0, "getsockname: {}", std::io::Error::last_os_error());
+        (owned, u16::from_be(addr.sin_port))
+    }
+}
+
+/// One [`refusing_port`] for the whole test run, for tests that need "nothing answers there".
+pub fn refused_port() -> u16 {
+    static HELD: std::sync::OnceLock<(std::os::fd::OwnedFd, u16)> = std::sync::OnceLock::new();
+    HELD.get_or_init(refusing_port).1
+}
+
+#[test]
+fn a_refusing_port_refuses_and_stays_taken() {
+    let (_held, port) = refusing_port();
+    let e = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}");
+    assert!(std::net::TcpListener::bind(("127.0.0.1", port)).is_err());
+}
+
 // ---- Tools the tests shell out to ----
 //
 // A test that needs a tool calls `require_tool` (or `require_moto`) before using it, so a
@@ -144,12 +183,25 @@ pub fn pin(name: &str) -> &'static str {
         .unwrap_or_else(|| panic!("tests/run.sh pins no {name}"))
 }
 
-/// The one line a missing tool fails with.
+/// The one line a missing tool fails with. A Python tool or module may be installed after
+/// all, in the project's venv (tests/run.sh makes it and puts it first on PATH): a plain
+/// `cargo test` outside run.sh is told so.
 pub fn missing_message(what: &str, install: &str) -> String {
-    format!(
+    let mut line = format!(
         "missing {what}: install it with `{install}`, or everything the tests need with \
          `tests/run.sh --install-only`"
-    )
+    );
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv/bin");
+    if install.starts_with("pip ")
+        && venv.is_dir()
+        && std::env::var_os("LEAKHOUND_TEST_VENV").is_none()
+    {
+        line.push_str(&format!(
+            " (its venv is {}: run the tests with tests/run.sh, or with that directory first on PATH)",
+            venv.display()
+        ));
+    }
+    line
 }
 
 /// Whether `tool` is an executable file in one of the directories of `path` (a PATH value).
@@ -398,4 +450,22 @@ fn panic_text(e: Box<dyn std::any::Any + Send>) -> String {
         .cloned()
         .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default()
+}
+
+#[test]
+fn under_tests_run_sh_python3_is_the_projects_venv_not_the_machines() {
+    // tests/run.sh names its venv; a plain `cargo test` uses whatever python3 is on PATH.
+    let Some(venv) = std::env::var_os("LEAKHOUND_TEST_VENV") else {
+        return;
+    };
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.prefix)"])
+        .output()
+        .unwrap();
+    let prefix = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(
+        std::fs::canonicalize(&prefix).unwrap(),
+        std::fs::canonicalize(&venv).unwrap(),
+        "python3 on PATH is not tests/run.sh's venv"
+    );
 }

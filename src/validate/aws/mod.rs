@@ -380,6 +380,23 @@ impl Candidates {
     }
 }
 
+/// An error and its causes, `outer: inner: innermost`: a connector error says only "io
+/// error" at the top, and the cause (refused, no route, a DNS failure, the host) is below.
+#[cfg(feature = "aws")]
+pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut at = e.source();
+    while let Some(c) = at {
+        let s = c.to_string();
+        // Layers often repeat their cause in their own message.
+        if !parts.last().is_some_and(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        at = c.source();
+    }
+    parts.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -251,8 +251,8 @@ fn classify<T, E: ProvideErrorMetadata>(r: Result<T, SdkError<E, HttpResponse>>)
         SdkError::DispatchFailure(d) => {
             let why = d
                 .as_connector_error()
-                .map_or_else(|| "request not sent".to_string(), |c| c.to_string());
-            Attempt::Retry(format!("network: {why}"))
+                .map_or_else(|| "request not sent".to_string(), |c| super::error_chain(c));
+            Attempt::Retry(format!("network: IAM: {why}"))
         }
         SdkError::ResponseError(_) => Attempt::Retry("unreadable response".into()),
         other => Attempt::Done(Err(format!("request not built: {other}"))),

@@ -197,8 +197,8 @@ fn classify(
         SdkError::DispatchFailure(d) => {
             let why = d
                 .as_connector_error()
-                .map_or_else(|| "request not sent".to_string(), |c| c.to_string());
-            Attempt::Retry(format!("network: {why}"))
+                .map_or_else(|| "request not sent".to_string(), |c| super::error_chain(c));
+            Attempt::Retry(format!("network: STS GetCallerIdentity: {why}"))
         }
         SdkError::ResponseError(_) => Attempt::Retry("unreadable response".into()),
         other => Attempt::Done(unknown(format!("request not built: {other}"))),

@@ -1,0 +1,182 @@
+//! Documented promises no other test held (issue 29): the maskers fail closed on a bad
+//! config; hook log files are private and never written through a symlink; runs started at
+//! once agree on one fingerprint key; an archive's entry limit.
+
+use crate::util::{fake_aws, fake_github, Sandbox};
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Stdio};
+
+/// docs/security.md: a masker that cannot load its config passes nothing through, and
+/// `run` does not start the command whose output it could not mask.
+#[test]
+fn filter_and_run_fail_closed_on_a_bad_config() {
+    let sb = Sandbox::new();
+    let gh = fake_github(2910);
+    // Malformed TOML. (An allowlist regex that does not compile is no error here: a masker
+    // reads no allowlist, so nothing is switched off by one.)
+    sb.write("bad.toml", "[allow\npaths = 3\n");
+    // A rule file that cannot be read: the masker would run with fewer rules than asked.
+    sb.write("missing-rules.toml", "[rules]\nfiles = [\"nope.toml\"]\n");
+    // Standard input from a file, not a pipe: a filter that exits before reading must not
+    // fail the test's own write (EPIPE).
+    let input = sb.write("input.txt", format!("token {gh}\n"));
+    let filter = |cfg: &str| {
+        let out = sb
+            .cmd()
+            .args(["filter", "--config", cfg])
+            .stdin(std::fs::File::open(&input).unwrap())
+            .output()
+            .unwrap();
+        crate::util::to_run(out)
+    };
+    let r = filter("bad.toml");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stdout, "",
+        "a filter that could not start passed its input through"
+    );
+    let r = sb.run(&[
+        "run",
+        "--config",
+        "bad.toml",
+        "--",
+        "sh",
+        "-c",
+        &format!("touch ran; echo {gh}"),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert!(!sb.path("ran").exists(), "the command ran without a masker");
+    // A missing config given by name is no better than a broken one, nor a missing rule file.
+    for cfg in ["none.toml", "missing-rules.toml"] {
+        let r = filter(cfg);
+        assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{cfg}: {}", r.stderr);
+    }
+}
+
+/// docs/agents.md: `--report` and `--audit-log` files are created 0600, and a symlink in
+/// their place is refused (the event is still answered) rather than written through.
+#[test]
+fn hook_log_files_are_private_and_never_written_through_a_symlink() {
+    let sb = Sandbox::new();
+    let (key, secret) = fake_aws(2911);
+    let fixture = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/agents/claude/post_tool_use_bash.json"),
+    )
+    .unwrap();
+    let event = fixture
+        .replace("@@AWS_KEY_ID@@", &key)
+        .replace("@@AWS_SECRET@@", &secret);
+    let args = [
+        "hook",
+        "claude",
+        "--report",
+        "found.jsonl",
+        "--audit-log",
+        "audit.jsonl",
+    ];
+    let r = sb.run_stdin(&args, Some(event.as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for f in ["found.jsonl", "audit.jsonl"] {
+        let meta = std::fs::metadata(sb.path(f)).unwrap();
+        assert!(meta.len() > 0, "{f} is empty");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{f}");
+    }
+    // Both replaced by symlinks to a file elsewhere: it is left as it was.
+    let target = sb.write("elsewhere/keep.txt", "untouched\n");
+    for f in ["found.jsonl", "audit.jsonl"] {
+        std::fs::remove_file(sb.path(f)).unwrap();
+        std::os::unix::fs::symlink(&target, sb.path(f)).unwrap();
+    }
+    let r = sb.run_stdin(&args, Some(event.as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let answer = r.json();
+    assert!(
+        answer.get("hookSpecificOutput").is_some(),
+        "not answered: {answer}"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched\n");
+    assert!(r.stderr.contains("warning"), "{}", r.stderr);
+    crate::util::assert_no_piece(&r.stdout, &secret, "the hook's answer");
+    crate::util::assert_no_piece(&r.stderr, &secret, "the hook's stderr");
+}
+
+/// docs/security.md: the first run makes the fingerprint key under the state directory; runs
+/// started at the same moment on a fresh machine all use that one key.
+#[test]
+fn runs_started_at_once_agree_on_one_fingerprint_key() {
+    let sb = Sandbox::new();
+    sb.write(
+        "data/t.env",
+        format!("GITHUB_TOKEN={}\n", fake_github(2912)),
+    );
+    let state = sb.path("state");
+    let children: Vec<Child> = (0..8)
+        .map(|_| {
+            sb.cmd()
+                .args(["scan", "data", "--format", "json"])
+                .env("XDG_STATE_HOME", &state)
+                .env_remove("LEAKHOUND_FINGERPRINT_KEY")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for c in children {
+        let r = crate::util::to_run(c.wait_with_output().unwrap());
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(!r.stderr.contains("fingerprint"), "{}", r.stderr);
+        let doc = r.json();
+        seen.insert((
+            doc["fingerprint_key_id"].to_string(),
+            doc["findings"][0]["fingerprint"].to_string(),
+        ));
+    }
+    assert_eq!(seen.len(), 1, "runs disagree: {seen:?}");
+    // And a later run still agrees: the key was kept, not made per run.
+    let later = sb
+        .cmd()
+        .args(["scan", "data", "--format", "json"])
+        .env("XDG_STATE_HOME", &state)
+        .env_remove("LEAKHOUND_FINGERPRINT_KEY")
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&later.stdout).unwrap();
+    let first = seen.into_iter().next().unwrap();
+    assert_eq!(doc["fingerprint_key_id"].to_string(), first.0);
+}
+
+/// README: at most 100,000 entries per archive; past it the rest is skipped with a warning.
+#[test]
+fn an_archive_past_100000_entries_is_cut_there_with_a_warning() {
+    let sb = Sandbox::new();
+    let early = format!("GITHUB_TOKEN={}\n", fake_github(2913));
+    let late = format!("GITHUB_TOKEN={}\n", fake_github(2914));
+    let mut files: Vec<(String, Vec<u8>)> = vec![("a/first.env".into(), early.into_bytes())];
+    files.extend((0..100_000).map(|i| (format!("e/{i}"), Vec::new())));
+    files.push(("z/last.env".into(), late.into_bytes()));
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, d)| (p.as_str(), &d[..])).collect();
+    sb.write("many.zip", crate::archive::zip_of(&refs));
+    let r = sb.run(&["scan", "many.zip", "--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc = r.json();
+    let paths: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["many.zip!a/first.env"],
+        "the entry past the limit was read"
+    );
+    assert!(
+        r.stderr.contains("more than 100000 entries"),
+        "{}",
+        r.stderr
+    );
+}
