@@ -44,6 +44,13 @@ else:
     print(out["hits"], out["integrity"])
 "#;
 
+/// `leakhound scrub --force` (the files are seconds old) with `flags`, over `path`.
+fn scrub(flags: &[&str], path: &std::path::Path) -> crate::util::Run {
+    let mut cmd = Command::new(bin());
+    cmd.args(["scrub", "--force"]).args(flags).arg(path);
+    to_run(cmd.output().unwrap())
+}
+
 fn py(args: &[&str]) -> String {
     let out = Command::new("python3")
         .arg("-c")
@@ -102,13 +109,7 @@ fn a_database_and_its_log_lose_every_piece_of_every_secret() {
     );
 
     // A dry run changes nothing and says which rows.
-    let r = to_run(
-        Command::new(bin())
-            .args(["scrub", "--force", "--dry-run"])
-            .arg(&db)
-            .output()
-            .unwrap(),
-    );
+    let r = scrub(&["--dry-run"], &db);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout
@@ -121,13 +122,7 @@ fn a_database_and_its_log_lose_every_piece_of_every_secret() {
         "a dry run changed the folder"
     );
 
-    let r = to_run(
-        Command::new(bin())
-            .args(["scrub", "--force"])
-            .arg(dir.path())
-            .output()
-            .unwrap(),
-    );
+    let r = scrub(&[], dir.path());
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("0 error(s)"), "{}", r.stderr);
     let after = all_bytes(dir.path());
@@ -159,12 +154,6 @@ fn a_database_and_its_log_lose_every_piece_of_every_secret() {
     );
 
     // Scrubbed again: nothing left to mask.
-    let r = to_run(
-        Command::new(bin())
-            .args(["scrub", "--force"])
-            .arg(dir.path())
-            .output()
-            .unwrap(),
-    );
+    let r = scrub(&[], dir.path());
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }
