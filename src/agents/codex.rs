@@ -199,31 +199,77 @@ pub fn trust(codex: &Path, env: &Env, hooks_json: &Path) -> Result<Trust, TrustE
         .map(|h| (h.key.as_str(), h.current_hash.as_str()))
         .collect();
     if !todo.is_empty() {
-        let config = env.codex_home().join("config.toml");
-        let io = |source| TrustError::Io {
-            path: config.display().to_string(),
-            source,
-        };
-        let (before, keep) = match std::fs::read_to_string(&config) {
-            Ok(t) => (t, std::fs::metadata(&config).ok().map(|m| m.permissions())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
-            Err(e) => return Err(io(e)),
-        };
-        let mut text = before;
-        for (key, hash) in todo {
-            text = set_trusted_hash(&text, key, hash);
-        }
-        let keep = crate::write::Keep {
-            permissions: keep,
-            modified: None,
-        };
-        crate::write::replace(&config, text.as_bytes(), keep, || Ok(true)).map_err(io)?;
+        rewrite_config(env, |mut text| {
+            for (key, hash) in &todo {
+                text = set_trusted_hash(&text, key, hash);
+            }
+            text
+        })?;
     }
     let after = status(codex, env, hooks_json)?;
     if !after.complete() {
         return Err(TrustError::StillUntrusted(after.hooks - after.trusted));
     }
     Ok(after)
+}
+
+/// What [`untrust`] did to config.toml.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Untrusted {
+    /// No entry of leakhound's was there (or no config.toml).
+    Unchanged,
+    /// leakhound's entries were taken out; the rest stays.
+    Rewritten,
+    /// It held only leakhound's entries (install had created it): removed.
+    Removed,
+}
+
+/// Take the trust entries of leakhound's former hooks (`keys`, from [`keys_in`]) out of
+/// Codex's config.toml.
+pub fn untrust(env: &Env, keys: &[String]) -> Result<Untrusted, TrustError> {
+    let mut emptied = false;
+    let changed = rewrite_config(env, |text| {
+        let after = without_trust(&text, keys);
+        emptied = after != text && after.trim().is_empty();
+        after
+    })?;
+    if !changed {
+        return Ok(Untrusted::Unchanged);
+    }
+    if emptied {
+        let config = env.codex_home().join("config.toml");
+        std::fs::remove_file(&config).map_err(|source| TrustError::Io {
+            path: config.display().to_string(),
+            source,
+        })?;
+        return Ok(Untrusted::Removed);
+    }
+    Ok(Untrusted::Rewritten)
+}
+
+/// Apply `edit` to Codex's config.toml (empty when there is none) and write the result back
+/// atomically with the file's permissions, if it changed. Whether it did.
+fn rewrite_config(env: &Env, edit: impl FnOnce(String) -> String) -> Result<bool, TrustError> {
+    let config = env.codex_home().join("config.toml");
+    let io = |source| TrustError::Io {
+        path: config.display().to_string(),
+        source,
+    };
+    let (before, permissions) = match std::fs::read_to_string(&config) {
+        Ok(t) => (t, std::fs::metadata(&config).ok().map(|m| m.permissions())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
+        Err(e) => return Err(io(e)),
+    };
+    let after = edit(before.clone());
+    if after == before {
+        return Ok(false);
+    }
+    let keep = crate::write::Keep {
+        permissions,
+        modified: None,
+    };
+    crate::write::replace(&config, after.as_bytes(), keep, || Ok(true)).map_err(io)?;
+    Ok(true)
 }
 
 /// The TOML header of one hook's trust table: the key as a basic string (a JSON string is
@@ -251,14 +297,15 @@ pub fn set_trusted_hash(config: &str, key: &str, hash: &str) -> String {
     };
     let body = &config[start..end];
     let mut lines: Vec<String> = body.split_inclusive('\n').map(str::to_string).collect();
-    match lines
-        .iter()
-        .position(|l| l.trim_start().starts_with("trusted_hash"))
-    {
+    match lines.iter().position(|l| is_hash_line(l)) {
         Some(i) => lines[i] = format!("{line}\n"),
         None => lines.insert(0, format!("{line}\n")),
     }
     format!("{}{}{}", &config[..start], lines.concat(), &config[end..])
+}
+
+fn is_hash_line(line: &str) -> bool {
+    line.trim_start().starts_with("trusted_hash")
 }
 
 /// The byte range of the body of the table headed `head` (after its header line, up to the
@@ -311,11 +358,7 @@ pub fn config_holds_hashes(env: &Env, hooks_json: &Path) -> bool {
     let keys = keys_in(hooks_json, &hooks);
     !keys.is_empty()
         && keys.iter().all(|k| {
-            table(&config, &header(k)).is_some_and(|(s, e)| {
-                config[s..e]
-                    .lines()
-                    .any(|l| l.trim_start().starts_with("trusted_hash"))
-            })
+            table(&config, &header(k)).is_some_and(|(s, e)| config[s..e].lines().any(is_hash_line))
         })
 }
 

@@ -55,7 +55,6 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
     let env = env()?;
     let scope: Scope = a.scope.into();
     let list = chosen(&a.agents, |ag| ag.detected(scope, &env));
-    let list_for_apply = list.clone();
     if list.is_empty() {
         eprintln!(
             "leakhound: no agent folder found at {} scope; name one with --agent",
@@ -65,7 +64,7 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
     }
     let code = apply(
         a,
-        list_for_apply,
+        &list,
         |agent| agents::plan_install(agent, scope, &env, &command_for(agent)?).map_err(Into::into),
         "already installed in",
         |agent, plan| {
@@ -87,8 +86,9 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
         return Ok(code);
     }
     let mut code = code;
-    if list.contains(&Agent::Codex) && Agent::Codex.settings_file(scope, &env).is_file() {
-        code = code.max(trust_codex(&env, &Agent::Codex.settings_file(scope, &env)));
+    let codex_hooks = Agent::Codex.settings_file(scope, &env);
+    if list.contains(&Agent::Codex) && codex_hooks.is_file() {
+        code = code.max(trust_codex(&env, &codex_hooks));
     }
     notes(&env)?;
     Ok(code)
@@ -141,7 +141,7 @@ pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
     };
     let code = apply(
         a,
-        list,
+        &list,
         |agent| {
             agents::plan_uninstall(agent, scope, &env, &command_for(agent)?).map_err(Into::into)
         },
@@ -166,40 +166,18 @@ pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
 
 /// Take the trust entries of leakhound's former Codex hooks out of config.toml.
 fn untrust_codex(env: &Env, keys: &[String]) {
-    let config = env.codex_home().join("config.toml");
-    let Ok(before) = std::fs::read_to_string(&config) else {
-        return;
-    };
-    let after = agents::codex::without_trust(&before, keys);
-    if after == before {
-        return;
-    }
-    // Nothing but leakhound's entries was there: install created the file.
-    if after.trim().is_empty() {
-        match std::fs::remove_file(&config) {
-            Ok(()) => eprintln!(
-                "leakhound: codex: {}: removed it (it held only the trust of leakhound's hooks)",
-                shown(&config)
-            ),
-            Err(e) => eprintln!(
-                "leakhound: warning: codex: {}: could not remove it: {e}",
-                shown(&config)
-            ),
+    let config = shown(&env.codex_home().join("config.toml"));
+    match agents::codex::untrust(env, keys) {
+        Ok(agents::codex::Untrusted::Unchanged) => {}
+        Ok(agents::codex::Untrusted::Rewritten) => {
+            eprintln!("leakhound: codex: {config}: removed the trust of leakhound's hooks")
         }
-        return;
-    }
-    let keep = crate::write::Keep {
-        permissions: std::fs::metadata(&config).ok().map(|m| m.permissions()),
-        modified: None,
-    };
-    match crate::write::replace(&config, after.as_bytes(), keep, || Ok(true)) {
-        Ok(_) => eprintln!(
-            "leakhound: codex: {}: removed the trust of leakhound's hooks",
-            shown(&config)
+        Ok(agents::codex::Untrusted::Removed) => eprintln!(
+            "leakhound: codex: {config}: removed it (it held only the trust of leakhound's hooks)"
         ),
         Err(e) => eprintln!(
-            "leakhound: warning: codex: {}: could not remove the trust of leakhound's hooks: {e}",
-            shown(&config)
+            "leakhound: warning: codex: could not remove the trust of leakhound's hooks: {}",
+            printable(&e.to_string())
         ),
     }
 }
@@ -208,7 +186,7 @@ fn untrust_codex(env: &Env, keys: &[String]) {
 /// agent whose file cannot be changed is an error of its own and the others go on.
 fn apply(
     a: &AgentsArgs,
-    list: Vec<Agent>,
+    list: &[Agent],
     plan_for: impl Fn(Agent) -> Result<Plan>,
     unchanged: &str,
     done: impl Fn(Agent, &Plan),
@@ -222,7 +200,7 @@ fn apply(
             printable(&e.to_string())
         );
     };
-    for agent in list {
+    for &agent in list {
         let plan = match plan_for(agent) {
             Ok(p) => p,
             Err(e) => {

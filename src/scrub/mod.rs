@@ -336,9 +336,8 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<FileOu
     }
     // Kept open: after the rename it is the file a writer that holds it open still appends to.
     let mut file = open_original(path).map_err(io)?;
-    let mut raw = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut raw).map_err(io)?;
-    if raw.starts_with(sqlite::MAGIC) {
+    // A database is masked through SQLite, which reads it itself: not read whole here.
+    if is_sqlite(&file) {
         drop(file);
         let rows = sqlite::scrub_db(&Masking::new(engine), path, opts.dry_run)?;
         return Ok(if rows.changes.is_empty() && rows.errors.is_empty() {
@@ -347,6 +346,8 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<FileOu
             FileOutcome::Database(rows)
         });
     }
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut raw).map_err(io)?;
     if memchr::memchr(0, &raw[..raw.len().min(BINARY_PROBE)]).is_some() {
         return Ok(FileOutcome::Skipped("binary".into()));
     }
@@ -373,10 +374,13 @@ fn sqlite_log_of(path: &Path) -> Option<PathBuf> {
         .iter()
         .find_map(|s| name.strip_suffix(s))?;
     let db = path.with_file_name(db);
+    is_sqlite(&std::fs::File::open(&db).ok()?).then_some(db)
+}
+
+/// Whether `f` starts with SQLite's header.
+fn is_sqlite(f: &std::fs::File) -> bool {
     let mut head = [0u8; 16];
-    let f = std::fs::File::open(&db).ok()?;
-    read_full_at(&f, &mut head, 0).ok()?;
-    (head == sqlite::MAGIC).then_some(db)
+    read_full_at(f, &mut head, 0).is_ok_and(|n| n == head.len()) && head == sqlite::MAGIC
 }
 
 /// `path` opened to read, never through a symlink, and not waiting on a FIFO.

@@ -109,25 +109,9 @@ def gemini_results(req):
 
 # ---- choosing the agent's own tool for a step -------------------------------------------------
 
-def tool_names(tools):
-    """Names of the tools a request offers, from any of the dialects' shapes."""
-    names = []
-    for t in tools or []:
-        if not isinstance(t, dict):
-            continue
-        if t.get("type") == "namespace":
-            # OpenAI Responses namespaces (Codex's MCP servers): offered as namespace__tool.
-            names += [f"{t['name']}__{x.get('name')}" for x in t.get("tools", [])]
-        elif "name" in t:
-            names.append(t["name"])
-        elif "function" in t and isinstance(t["function"], dict):
-            names.append(t["function"].get("name"))
-        for fd in t.get("functionDeclarations", []) or t.get("function_declarations", []) or []:
-            names.append(fd.get("name"))
-    return [n for n in names if n]
-
 def tool_schemas(tools):
-    """name -> JSON schema of its parameters, from any of the dialects' shapes."""
+    """name -> JSON schema of its parameters, in the order offered, from any of the dialects'
+    shapes (an OpenAI Responses namespace's tools, Codex's MCP servers, as namespace__tool)."""
     out = {}
     for t in tools or []:
         if not isinstance(t, dict):
@@ -150,8 +134,8 @@ READ_TOOLS = ["Read", "read_file", "view", "read"]
 
 def call_for(step, tools):
     """(tool name, arguments) that asks this agent's tools to perform `step`."""
-    names = tool_names(tools)
     schemas = tool_schemas(tools)
+    names = [n for n in schemas if n]
     if step.kind == "shell":
         name = next((n for n in SHELL_TOOLS if n in names), None)
         if name is None:
