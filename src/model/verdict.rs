@@ -100,15 +100,23 @@ impl Identity {
 }
 
 impl Validation {
-    pub fn skipped(reason: &str, account: Option<String>) -> Validation {
+    /// A verdict with no identity, checked now.
+    pub fn new(status: Status, reason: Option<String>) -> Validation {
         Validation {
-            status: Status::Skipped,
-            account,
+            status,
+            account: None,
             arn: None,
             user_id: None,
-            reason: Some(reason.to_string()),
+            reason,
             identity: None,
             checked_at: now_rfc3339(),
+        }
+    }
+
+    pub fn skipped(reason: &str, account: Option<String>) -> Validation {
+        Validation {
+            account,
+            ..Validation::new(Status::Skipped, Some(reason.to_string()))
         }
     }
 }

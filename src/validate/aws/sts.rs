@@ -9,20 +9,8 @@ use aws_sdk_sts::error::{ProvideErrorMetadata, SdkError};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn verdict(status: Status, reason: Option<String>) -> Validation {
-    Validation {
-        status,
-        account: None,
-        arn: None,
-        user_id: None,
-        reason,
-        identity: None,
-        checked_at: now_rfc3339(),
-    }
-}
-
 fn unknown(reason: impl Into<String>) -> Validation {
-    verdict(Status::Unknown, Some(reason.into()))
+    Validation::new(Status::Unknown, Some(reason.into()))
 }
 
 /// Check each set (in order), at most `opts.concurrency` at a time, all within the deadline.
@@ -167,20 +155,21 @@ fn classify(
                 .or_else(|| se.raw().body().bytes().and_then(raw_code));
             let message = se.err().message().unwrap_or("").to_string();
             match code.as_deref() {
-                Some("InvalidClientTokenId") => Attempt::Done(verdict(
+                Some("InvalidClientTokenId") => Attempt::Done(Validation::new(
                     Status::Invalid,
                     Some("InvalidClientTokenId".into()),
                 )),
-                Some("SignatureDoesNotMatch") => Attempt::Done(verdict(
+                Some("SignatureDoesNotMatch") => Attempt::Done(Validation::new(
                     Status::SecretMismatch,
                     Some(
                         "SignatureDoesNotMatch: the key id exists, the secret is not its own"
                             .into(),
                     ),
                 )),
-                Some("ExpiredToken" | "ExpiredTokenException") => {
-                    Attempt::Done(verdict(Status::Expired, Some("ExpiredToken".into())))
-                }
+                Some("ExpiredToken" | "ExpiredTokenException") => Attempt::Done(Validation::new(
+                    Status::Expired,
+                    Some("ExpiredToken".into()),
+                )),
                 Some(c @ ("Throttling" | "ThrottlingException" | "RequestLimitExceeded")) => {
                     Attempt::Retry(format!("{c} (HTTP {http})"))
                 }

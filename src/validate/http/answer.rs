@@ -3,7 +3,7 @@
 //! verdict out, so every mapping is tested without a server.
 
 use crate::model::Validation;
-use crate::model::{now_rfc3339, severity, Identity, Reach, ReachFlag, ReachLevel, Status};
+use crate::model::{severity, Identity, Reach, ReachFlag, ReachLevel, Status};
 use crate::rules::validator::{Answer, HttpSpec, IdentityFields, Outcome, ReachSpec};
 use serde_json::Value;
 
@@ -24,20 +24,8 @@ impl Response {
     }
 }
 
-pub(super) fn verdict(status: Status, reason: Option<String>) -> Validation {
-    Validation {
-        status,
-        account: None,
-        arn: None,
-        user_id: None,
-        reason,
-        identity: None,
-        checked_at: now_rfc3339(),
-    }
-}
-
 pub(super) fn unknown(reason: impl Into<String>) -> Validation {
-    verdict(Status::Unknown, Some(reason.into()))
+    Validation::new(Status::Unknown, Some(reason.into()))
 }
 
 fn matches(a: &Answer, r: &Response, json: Option<&Value>) -> bool {
@@ -105,15 +93,15 @@ pub fn read(spec: &HttpSpec, r: &Response) -> Result<Validation, String> {
     };
     Ok(match a.outcome {
         Outcome::Live => {
-            let mut v = verdict(Status::Live, None);
+            let mut v = Validation::new(Status::Live, None);
             let id = identity(&spec.name, &spec.identity, r, json.as_ref());
             v.account = id.account.clone();
             v.identity = Some(Box::new(id));
             v
         }
-        Outcome::Invalid => verdict(Status::Invalid, why("invalid")),
-        Outcome::Revoked => verdict(Status::Revoked, why("revoked")),
-        Outcome::Expired => verdict(Status::Expired, why("expired")),
+        Outcome::Invalid => Validation::new(Status::Invalid, why("invalid")),
+        Outcome::Revoked => Validation::new(Status::Revoked, why("revoked")),
+        Outcome::Expired => Validation::new(Status::Expired, why("expired")),
         // Retried by the caller, then `unknown`: a limit says nothing about the key.
         Outcome::RateLimited => return Err(format!("rate-limited (HTTP {})", r.status)),
         Outcome::Unknown => unknown(why("unknown").unwrap_or_default()),
