@@ -433,9 +433,16 @@ impl Engine {
             .copied()
             .collect();
         // One secret, one finding: a specific rule wins over a generic one, then the earlier rule.
+        // Only a match starting at most the longest kept span before `m` can overlap it: a
+        // bound far tighter than MAX_WINDOW where matches are dense (a file of 200k secrets).
+        let longest = kept.iter().map(|m| m.end - m.start).max().unwrap_or(0);
+        let overlapping = |lo: usize, hi: usize| {
+            kept.partition_point(|o| o.start < lo.saturating_sub(longest))
+                ..kept.partition_point(|o| o.start < hi)
+        };
         let mut out: Vec<Match> = Vec::with_capacity(kept.len());
         for m in &kept {
-            let shadowed = kept[near(&kept, m.start, m.end)].iter().any(|o| {
+            let shadowed = kept[overlapping(m.start, m.end)].iter().any(|o| {
                 o != m
                     && overlaps(o.span(), m.span())
                     && match (self.rules[o.rule].generic, self.rules[m.rule].generic) {
