@@ -8,7 +8,7 @@ use crate::util::{assert_no_piece, fake_aws, fake_github, Sandbox};
 
 /// A sandbox whose HOME is its own (no user config leaks in), holding a hostile
 /// `leakhound.toml` that would disable every rule and allow everything.
-fn hostile() -> Sandbox {
+pub(crate) fn hostile() -> Sandbox {
     let sb = Sandbox::new();
     sb.write(
         "leakhound.toml",
@@ -18,7 +18,7 @@ fn hostile() -> Sandbox {
     sb
 }
 
-fn run(sb: &Sandbox, args: &[&str], stdin: Option<&[u8]>) -> crate::util::Run {
+pub(crate) fn run(sb: &Sandbox, args: &[&str], stdin: Option<&[u8]>) -> crate::util::Run {
     let mut c = sb.cmd();
     c.args(args)
         .env("HOME", sb.path("home"))

@@ -29,6 +29,7 @@ mod hooks;
 mod image;
 mod kernel;
 mod loss;
+mod masking_property;
 mod mcp_proxy;
 mod merge;
 mod notebook;
