@@ -121,7 +121,9 @@ pub enum Command {
 /// Which rules, and the operator's config.
 #[derive(Args)]
 pub struct RulesArgs {
-    /// Operator config file (default: ./leakhound.toml, unless it lies inside a scanned path).
+    /// Operator config file (default: ./leakhound.toml, unless it lies inside a scanned path;
+    /// the maskers — filter, run, hook, mcp-proxy, scrub, redact-notebook — never read
+    /// ./leakhound.toml, only the user's or system's config and this flag).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Extra rule files to load with the built-in set.

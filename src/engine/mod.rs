@@ -330,14 +330,19 @@ impl Engine {
         // A keyword that starts in range may end past it.
         let end = (range.end + self.longest_keyword).min(hay.len());
         let mut windows: Vec<(usize, usize, usize)> = Vec::new();
+        let mut glued: Vec<(usize, usize, usize)> = Vec::new();
         self.keywords
             .for_each(hay, range.start..end, &mut |k, start, kend| {
                 if start >= range.end {
                     return;
                 }
+                let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
                 for &r in &self.keyword_rules[k] {
                     let w = self.compiled[r].window;
                     windows.push((r, kend.saturating_sub(w), (start + w).min(hay.len())));
+                    if is_glued && !self.rules[r].generic {
+                        glued.push((r, start, (start + w).min(hay.len())));
+                    }
                 }
             });
         windows.sort_unstable();
@@ -352,7 +357,44 @@ impl Engine {
             }
             self.confirm(rule, hay, ws, we, &mut out);
         }
+        if !glued.is_empty() {
+            let mut seen: std::collections::HashSet<(usize, usize, usize)> =
+                out.iter().map(|m| (m.rule, m.start, m.end)).collect();
+            for (rule, start, end) in glued {
+                self.confirm_glued(rule, hay, start, end, &mut seen, &mut out);
+            }
+        }
         out
+    }
+
+    /// For a masker: a provider token glued to the letter or digit before it (`xAKIA…`,
+    /// `tokenghp_…`, what a terminal makes of two writes with no separator) fails its rule's
+    /// leading boundary, so the rule is tried again on the text from the keyword on, and a
+    /// token that begins right there is kept. Reports leave it out (a token inside a longer
+    /// word is usually not one); a masker masks it, as too much is its safe side.
+    fn confirm_glued(
+        &self,
+        rule: usize,
+        hay: &[u8],
+        start: usize,
+        end: usize,
+        seen: &mut std::collections::HashSet<(usize, usize, usize)>,
+        out: &mut Vec<Match>,
+    ) {
+        let mut found = Vec::new();
+        self.confirm(rule, &hay[start..end], 0, end - start, &mut found);
+        for m in found.into_iter().filter(|m| m.start == 0) {
+            let m = Match {
+                start: m.start + start,
+                end: m.end + start,
+                rule,
+                match_start: m.match_start + start,
+                match_end: m.match_end + start,
+            };
+            if seen.insert((rule, m.start, m.end)) {
+                out.push(m);
+            }
+        }
     }
 
     /// Every rule's regex over the whole input, with no prefilter: the reference the

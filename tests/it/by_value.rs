@@ -311,3 +311,25 @@ fn a_private_key_at_the_end_of_a_stream_loses_nothing_after_it() {
         assert_no_piece(&r.stdout, line, "a masked private key");
     }
 }
+
+/// A provider token glued to the letter before it (two writes with no separator between,
+/// `tokenghp_…`) is masked by the maskers, and left out of reports, where a token inside a
+/// longer word is usually not one.
+#[test]
+fn a_token_glued_to_a_letter_is_masked_by_a_masker_not_reported() {
+    let sb = Sandbox::new();
+    let (key_id, _) = fake_aws(2511);
+    let token = fake_github(2512);
+    let input = format!("x{key_id} and token{token}\nid9{key_id}\n");
+    let r = sb.run_stdin(&["filter"], Some(input.as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_no_piece(&r.stdout, &key_id, "filter");
+    assert_no_piece(&r.stdout, &token, "filter");
+    assert_eq!(
+        r.stdout,
+        "x[REDACTED:aws.access-key-id] and token[REDACTED:github.pat]\nid9[REDACTED:aws.access-key-id]\n"
+    );
+    sb.write("glued.txt", &input);
+    let r = sb.run(&["scan", "glued.txt", "--format", "jsonl"]);
+    assert_eq!(r.code, 0, "reported: {}", r.stdout);
+}

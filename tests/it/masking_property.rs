@@ -220,11 +220,7 @@ fn filter_and_run_hold_no_piece_of_a_secret_repeated_anywhere_in_the_stream() {
         );
 
         let script = sb.write("print.txt", &input);
-        let r = run(
-            &sb,
-            &["run", "--", "cat", script.to_str().unwrap()],
-            None,
-        );
+        let r = run(&sb, &["run", "--", "cat", script.to_str().unwrap()], None);
         assert_eq!(r.code, 0, "{}: {}", c.what, r.stderr);
         assert!(r.stdout.contains("[REDACTED:"), "{}: {}", c.what, r.stdout);
         no_piece(&c, &[("run stdout", &r.stdout), ("run stderr", &r.stderr)]);
