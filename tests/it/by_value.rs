@@ -333,3 +333,27 @@ fn a_token_glued_to_a_letter_is_masked_by_a_masker_not_reported() {
     let r = sb.run(&["scan", "glued.txt", "--format", "jsonl"]);
     assert_eq!(r.code, 0, "reported: {}", r.stdout);
 }
+
+/// A `run` child's background job that writes after the parent exited (issue 25, #6): its
+/// token, split over two writes with a pause between, is masked whole, and a token cut off
+/// when the job ends is masked as a partial, never released.
+#[test]
+fn run_masks_what_a_background_job_writes_after_the_parent_exits() {
+    let sb = Sandbox::new();
+    let (key_id, _) = fake_aws(2513);
+    let (head, tail) = key_id.split_at(10);
+    let script = format!(
+        "(sleep 0.3; printf 'late {head}'; sleep 0.5; printf '{tail} done\\n'; \
+         printf 'cut {}') & echo parent done; exit 0",
+        &key_id[..12]
+    );
+    let r = sb.run(&["run", "--", "sh", "-c", &script]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_no_piece(&r.stdout, &key_id, "run stdout");
+    assert_eq!(
+        r.stdout,
+        "parent done\nlate [REDACTED:aws.access-key-id] done\ncut[REDACTED:partial]",
+        "{}",
+        r.stderr
+    );
+}
