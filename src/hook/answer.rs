@@ -97,34 +97,41 @@ fn unwrap_json_string(v: &Value) -> Value {
     }
 }
 
+/// The top-level field of `ev` that its answer masks (a tool's result), if it masks one.
+pub(super) fn masked_field(ev: &Event) -> Option<&'static str> {
+    if ev.kind != Kind::AfterTool {
+        return None;
+    }
+    Some(match ev.agent {
+        Agent::Claude | Agent::Codex | Agent::Gemini => "tool_response",
+        Agent::Copilot if !ev.doc.contains_key("toolResult") => "tool_result",
+        Agent::Copilot => "toolResult",
+        Agent::Cursor => match ev.name.as_str() {
+            "afterMCPExecution" => "result_json",
+            "afterShellExecution" => "output",
+            _ => "tool_output",
+        },
+    })
+}
+
 fn after_tool(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
     let mut answer = Answer::clean();
+    let key = masked_field(ev).unwrap_or("tool_response");
     let (masked, findings, changed) = match ev.agent {
         Agent::Claude => {
-            let resp = ev.field("tool_response")?;
+            let resp = ev.field(key)?;
             answer.persisted = resp
                 .get("persistedOutputPath")
                 .and_then(Value::as_str)
                 .map(String::from);
-            mask(masking, "tool_response", resp)?
+            mask(masking, key, resp)?
         }
-        Agent::Codex | Agent::Gemini => mask(masking, "tool_response", ev.field("tool_response")?)?,
+        Agent::Codex | Agent::Gemini => mask(masking, key, ev.field(key)?)?,
         Agent::Copilot => {
-            let result = ev
-                .doc
-                .get("toolResult")
-                .or_else(|| ev.doc.get("tool_result"))
-                .ok_or(HookError::Field("toolResult"))?;
+            let result = ev.doc.get(key).ok_or(HookError::Field("toolResult"))?;
             mask(masking, "toolResult", result)?
         }
-        Agent::Cursor => {
-            let key = match ev.name.as_str() {
-                "afterMCPExecution" => "result_json",
-                "afterShellExecution" => "output",
-                _ => "tool_output",
-            };
-            mask(masking, key, &unwrap_json_string(ev.field(key)?))?
-        }
+        Agent::Cursor => mask(masking, key, &unwrap_json_string(ev.field(key)?))?,
     };
     if !changed {
         return Ok(answer);

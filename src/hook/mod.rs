@@ -189,7 +189,27 @@ impl Event {
     /// the event holds anywhere (a tool's input, its output, a key) is masked by value in
     /// what goes back.
     pub fn answer(&self, engine: &Engine) -> Result<Answer, HookError> {
-        answer::answer(self, &self.masking(engine)?)
+        // The field an answer masks learns its own values as it is masked, so the context
+        // learns only the rest of the event first (a value named in the tool's input is then
+        // masked in its output). Learning the whole event detected a large output twice.
+        let masking = match answer::masked_field(self) {
+            Some(field) => self.masking_without(engine, field)?,
+            None => self.masking(engine)?,
+        };
+        answer::answer(self, &masking)
+    }
+
+    /// A masking context that knows the values of every top-level field but `field`.
+    fn masking_without<'e>(
+        &self,
+        engine: &'e Engine,
+        field: &str,
+    ) -> Result<Masking<'e>, HookError> {
+        let masking = Masking::new(engine);
+        let rest = serde_json::to_vec(&Without(&self.doc, field))
+            .map_err(|_| HookError::Mask("the event"))?;
+        masking.learn(&rest);
+        Ok(masking)
     }
 
     /// A masking context that knows every secret value this event holds, for masking any
@@ -216,6 +236,20 @@ impl Event {
 
     fn field(&self, key: &'static str) -> Result<&Value, HookError> {
         self.doc.get(key).ok_or(HookError::Field(key))
+    }
+}
+
+/// An event's fields but one, serialized in their order without copying the event.
+struct Without<'a>(&'a serde_json::Map<String, Value>, &'a str);
+
+impl serde::Serialize for Without<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in self.0.iter().filter(|(k, _)| *k != self.1) {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
     }
 }
 
