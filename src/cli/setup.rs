@@ -313,6 +313,7 @@ impl Session {
         })?;
         let mut validation = self.validation.clone();
         validation.key = self.scanner.engine().fingerprint_key().clone();
+        validation.validate_hosts = r.validate_hosts;
         let color = match r.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,

@@ -14,6 +14,7 @@ pub mod aws;
 pub mod bedrock;
 mod cache;
 pub mod http;
+pub mod postgres;
 
 use cache::Cache;
 
@@ -93,7 +94,7 @@ pub struct Call {
 }
 
 /// Every validator, by name.
-pub static VALIDATORS: &[&dyn Validator] = &[&aws::Aws, &bedrock::Bedrock];
+pub static VALIDATORS: &[&dyn Validator] = &[&aws::Aws, &bedrock::Bedrock, &postgres::Postgres];
 
 /// The validator called `name`: a code one, else a declarative one.
 pub fn validator(name: &str) -> Option<&'static dyn Validator> {
@@ -504,6 +505,10 @@ pub struct Options {
     /// Regexes over a secret that mark it a canary for every declarative validator
     /// (`[validate] canary_patterns`).
     pub canary_patterns: Vec<regex::Regex>,
+    /// `--validate-hosts`: credentials that name their own host (a database URL) are checked
+    /// at that host. Off, they are `unknown`: a scanned file must not choose where this
+    /// machine connects.
+    pub validate_hosts: bool,
 }
 
 impl Options {
@@ -529,6 +534,7 @@ impl Options {
             key: FingerprintKey::ephemeral(),
             endpoints: BTreeMap::new(),
             canary_patterns: Vec::new(),
+            validate_hosts: false,
         }
     }
 }
