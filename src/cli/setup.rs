@@ -271,12 +271,15 @@ impl Session {
             let key_id = engine.fingerprint_key().id();
             policy = policy.with_baseline(policy::read_baseline(b, &key_id)?);
         }
-        let hooks = cfg
+        let mut hooks = cfg
             .hooks
             .iter()
             .map(|h| Hook::new(h, &cfg.dir))
             .collect::<Result<Vec<_>, _>>()
             .with_context(|| cfg_name.clone())?;
+        if r.rotate {
+            hooks.push(Hook::rotate());
+        }
         let scanner = Scanner::new(engine, policy);
         Ok(Session {
             scanner,

@@ -49,6 +49,17 @@ pub trait Validator: Sync {
     fn check(&self, creds: &[&Credential], opts: &Options) -> Vec<Validation>;
     /// The verdict for a part that is in no complete credential.
     fn unpaired(&self, f: &Finding) -> Validation;
+    /// Whether a live credential of this kind can revoke itself (`--rotate`).
+    fn can_revoke(&self) -> bool {
+        false
+    }
+    /// Revoke `c` with the provider's own request, sent once: what was done, or why not.
+    fn revoke(&self, _c: &Credential, _opts: &Options) -> Result<String, String> {
+        Err(format!(
+            "{} credentials cannot revoke themselves",
+            self.name()
+        ))
+    }
     /// A reach read from the validation's own answer (scopes, a mode), with no request of
     /// its own; `None`: ask [`Validator::reach`].
     fn reach_from(&self, _v: &Validation) -> Option<Reach> {
@@ -268,6 +279,11 @@ pub fn check_now(c: &Credential, opts: &Options) -> Validation {
         .check(&[c], opts)
         .pop()
         .unwrap_or_else(|| Validation::skipped("not checked", None))
+}
+
+/// The validator of a credential.
+pub fn validator_of(c: &Credential) -> &'static dyn Validator {
+    c.validator()
 }
 
 /// Record a credential's new state (after an action changed it) so later runs do not trust an
