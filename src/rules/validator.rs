@@ -380,3 +380,58 @@ pub fn placeholders(t: &str) -> Vec<&str> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_revoke_goes_only_to_the_validators_own_host_and_must_say_done() {
+        let spec = |revoke: &str| -> HttpSpec {
+            toml::from_str(&format!(
+                r#"
+name = "t"
+rules = ["x"]
+docs = "d"
+url = "https://api.example/me"
+headers = {{ Authorization = "Bearer {{{{secret}}}}" }}
+answers = [{{ status = [200], has = ["/id"], outcome = "live" }}]
+[revoke]
+docs = "d"
+{revoke}
+"#
+            ))
+            .unwrap()
+        };
+        let done = r#"answers = [{ status = [204], outcome = "revoked" }]"#;
+        let ok = spec(&format!(
+            "method = \"DELETE\"\nurl = \"https://api.example/me\"\nheaders = {{ X = \"{{{{secret}}}}\" }}\n{done}"
+        ));
+        assert_eq!(ok.check(), Vec::<String>::new());
+        for (revoke, says) in [
+            (
+                format!("url = \"https://evil.example/r?t={{{{secret}}}}\"\n{done}"),
+                "on the validator's own host",
+            ),
+            (
+                format!("url = \"http://api.example/r?t={{{{secret}}}}\"\n{done}"),
+                "on the validator's own host",
+            ),
+            (
+                format!("method = \"GET\"\nurl = \"https://api.example/r?t={{{{secret}}}}\"\n{done}"),
+                "POST or DELETE",
+            ),
+            (
+                format!("url = \"https://api.example/r\"\n{done}"),
+                "no template sends {{secret}}",
+            ),
+            (
+                "url = \"https://api.example/r?t={{secret}}\"\nanswers = [{ status = [200], outcome = \"invalid\" }]".into(),
+                "none says revoked",
+            ),
+        ] {
+            let problems = spec(&revoke).check().join("; ");
+            assert!(problems.contains(says), "{revoke}: {problems}");
+        }
+    }
+}
