@@ -110,6 +110,7 @@ pub fn read(spec: &HttpSpec, r: &Response) -> Result<Validation, String> {
 
 /// What a revoke's answer `r` says: `Ok` with what was done when an answer whose outcome is
 /// `revoked` matches; else `Err` with why not (never retried: a revoke is sent once).
+#[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
 pub fn revoked(answers: &[Answer], r: &Response) -> Result<String, String> {
     let json: Option<Value> = serde_json::from_slice(&r.body).ok();
     let said = |a: &Answer, what: &str| {

@@ -188,6 +188,7 @@ impl HttpValidator {
 }
 
 /// The templates of one request (a check or a revoke).
+#[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
 struct Templates<'a> {
     method: &'a str,
     path: &'a str,
