@@ -286,6 +286,17 @@ provider("uptimerobot", "POST", "/v2/getAccountDetails", "form:api_key",
          {"stat": "ok", "account": {"email": "fake@example.com"}},
          invalid=(200, {"stat": "fail", "error": {"type": "invalid_parameter"}}))
 
+# Revoke endpoints (leakhound --rotate), as each provider documents them: method, path, where
+# the credential is read, and the answer when it was revoked. A revoked credential is then
+# answered as revoked (or invalid) by its provider in every mode. Revokes are in /__log with
+# "revoke": true.
+REVOKE = {
+    "github": ("POST", "/credentials/revoke", "json:credentials", (202, {})),
+    "gitlab": ("DELETE", "/api/v4/personal_access_tokens/self", "header:PRIVATE-TOKEN", (204, None)),
+    "slack": ("POST", "/api/auth.revoke", B, (200, {"ok": True, "revoked": True})),
+}
+REVOKED = set()
+
 LOG = []
 LOCK = threading.Lock()
 REDIRECT_TO = ""
@@ -316,6 +327,12 @@ def credential(p, handler, path, body):
     if auth.startswith("form:"):
         q = urllib.parse.parse_qs(body.decode())
         return (q.get(auth[len("form:"):]) or [None])[0]
+    if auth == "json:credentials":
+        try:
+            creds = json.loads(body.decode()).get("credentials") or []
+        except ValueError:
+            return None
+        return creds[0] if len(creds) == 1 else None
     if auth == "path:bot":
         return None  # read from the path by the caller
     return None
@@ -328,7 +345,7 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def send(self, status, body, headers=None):
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        data = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         ctype = "text/html" if isinstance(body, bytes) else "application/json"
         self.send_header("Content-Type", ctype)
@@ -343,6 +360,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.handle_any("POST")
+
+    def do_DELETE(self):
+        self.handle_any("DELETE")
 
     def handle_any(self, method):
         length = int(self.headers.get("Content-Length") or 0)
@@ -360,6 +380,17 @@ class Handler(BaseHTTPRequestHandler):
         p = P[name]
         route = urllib.parse.urlsplit(rest).path
         cred = None
+        revoke = REVOKE.get(name)
+        if revoke and (method, route) == revoke[:2]:
+            cred = credential(dict(p, auth=revoke[2]), self, rest, body)
+            with LOCK:
+                LOG.append({"provider": name, "mode": mode, "method": method, "path": route,
+                            "credential": cred, "revoke": True})
+                if cred and mode == "live":
+                    REVOKED.add(cred)
+            if not cred:
+                return self.send(*p["invalid"])
+            return self.send(*revoke[3])
         if p["auth"] == "path:bot" and route.startswith("/bot"):
             token, _, route = route[len("/bot"):].partition("/")
             cred, route = urllib.parse.unquote(token), "/" + route
@@ -381,6 +412,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, b"<html><body>Welcome to nginx!</body></html>")
         if mode == "limited":
             return self.send(*p["limited"])
+        if cred in REVOKED:
+            return self.send(*(p["revoked"] or p["invalid"]))
         if not cred or mode == "invalid":
             return self.send(*p["invalid"])
         if mode == "revoked":

@@ -81,6 +81,9 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v docker-registry >/dev/null || need_apt+=(docker-registry)
 command -v skopeo >/dev/null || need_apt+=(skopeo)
 command -v htpasswd >/dev/null || need_apt+=(apache2-utils)
+# --validate-hosts logs into a real PostgreSQL server (initdb and postgres, run by the test).
+command -v initdb >/dev/null || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null \
+  || need_apt+=(postgresql)
 # npm (with Node.js) for the TypeScript type check of the agent hook answers.
 command -v npm >/dev/null || need_apt+=(npm)
 if ((${#need_apt[@]})); then

@@ -741,6 +741,16 @@ pub struct ReportArgs {
     /// (docs/reach.md). The IAM endpoint comes from AWS_ENDPOINT_URL_IAM or AWS_ENDPOINT_URL.
     #[arg(long, requires = "validate")]
     pub reach: bool,
+    /// With --validate: check credentials that name their own host (a postgres:// URL) by
+    /// logging in at that host. Without it they are `unknown`: the host comes from the
+    /// scanned text.
+    #[arg(long, requires = "validate")]
+    pub validate_hosts: bool,
+    /// With --validate: revoke each live credential whose provider lets a key revoke itself
+    /// (GitHub, GitLab, Slack; docs/validators.md#rotation), at most once per finding, each
+    /// revocation in the audit log.
+    #[arg(long, requires = "validate")]
+    pub rotate: bool,
     /// What makes the exit code 1: any finding, only a live credential (implies --validate),
     /// or nothing.
     #[arg(long, value_enum, default_value_t = FailOnArg::Any)]

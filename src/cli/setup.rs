@@ -271,12 +271,15 @@ impl Session {
             let key_id = engine.fingerprint_key().id();
             policy = policy.with_baseline(policy::read_baseline(b, &key_id)?);
         }
-        let hooks = cfg
+        let mut hooks = cfg
             .hooks
             .iter()
             .map(|h| Hook::new(h, &cfg.dir))
             .collect::<Result<Vec<_>, _>>()
             .with_context(|| cfg_name.clone())?;
+        if r.rotate {
+            hooks.push(Hook::rotate());
+        }
         let scanner = Scanner::new(engine, policy);
         Ok(Session {
             scanner,
@@ -313,6 +316,7 @@ impl Session {
         })?;
         let mut validation = self.validation.clone();
         validation.key = self.scanner.engine().fingerprint_key().clone();
+        validation.validate_hosts = r.validate_hosts;
         let color = match r.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,

@@ -12,6 +12,7 @@ mod iam;
 #[cfg(not(feature = "aws"))]
 #[path = "iam_offline.rs"]
 mod iam;
+mod rotate;
 
 use crate::model::{Finding, HookRun, Status};
 use crate::policy::{HookConfig, When};
@@ -53,6 +54,8 @@ enum Kind {
     DisableAwsKey {
         delete: bool,
     },
+    /// Built in, by `--rotate`: the key revokes itself with its provider's request.
+    Revoke,
 }
 
 fn status(s: &str) -> Option<Status> {
@@ -154,6 +157,7 @@ impl Hook {
         let kind_ok = match self.kind {
             Kind::Command(_) => true,
             Kind::DisableAwsKey { .. } => f.public && f.is_part_of("aws"),
+            Kind::Revoke => rotate::wants(f),
         };
         kind_ok && status_ok && self.rules.as_ref().is_none_or(|r| r.is_match(&f.rule_id))
     }
@@ -265,6 +269,7 @@ fn execute(
     };
     let command = match &h.kind {
         Kind::Command(c) => c,
+        Kind::Revoke => return rotate::run(f, set, opts, after),
         Kind::DisableAwsKey { delete } => {
             let key_id = f.secret.reveal();
             let mut run = ended("ok", None);

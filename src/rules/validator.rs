@@ -45,6 +45,10 @@ pub struct HttpSpec {
     /// How a live answer's scopes (or the provider's nature) map to a reach.
     #[serde(default)]
     pub reach: Option<ReachSpec>,
+    /// How a live key revokes itself, where the provider allows it from the key alone; used
+    /// only with `--rotate`.
+    #[serde(default)]
+    pub revoke: Option<RevokeSpec>,
     /// Regexes over the secret: a match is a canary (honeytoken) and is never sent.
     #[serde(default)]
     pub canaries: Vec<String>,
@@ -75,6 +79,33 @@ pub struct Basic {
     pub user: String,
     #[serde(default)]
     pub password: String,
+}
+
+/// A request by which a credential revokes itself (GitHub's `POST /credentials/revoke`,
+/// Slack's `auth.revoke`): templates as in [`HttpSpec`], to the same host, and the answers
+/// that mean it is done (`outcome = "revoked"`). Any other answer is a failure, said as it is.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevokeSpec {
+    /// The provider's documentation of the endpoint.
+    pub docs: String,
+    /// `POST` (default) or `DELETE`.
+    #[serde(default = "post")]
+    pub method: String,
+    /// `https://HOST/PATH`, HOST the validator's own.
+    pub url: String,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub basic: Option<Basic>,
+    /// A body template; a JSON body (starting `{` or `[`) gets each part JSON-escaped.
+    #[serde(default)]
+    pub body: Option<String>,
+    pub answers: Vec<Answer>,
+}
+
+fn post() -> String {
+    "POST".into()
 }
 
 /// What an answer means.
@@ -243,6 +274,11 @@ impl HttpSpec {
         if !uses_secret {
             bad("no template sends {{secret}}".into());
         }
+        if let Some(r) = &self.revoke {
+            for m in r.check(self) {
+                bad(format!("revoke: {m}"));
+            }
+        }
         if !self.answers.iter().any(|a| a.outcome == Outcome::Live) {
             bad("answers: none is live".into());
         }
@@ -293,6 +329,45 @@ impl HttpSpec {
     }
 }
 
+impl RevokeSpec {
+    /// Problems, as messages: a revoke that could go to another host, or that never says done.
+    fn check(&self, of: &HttpSpec) -> Vec<String> {
+        let mut out = Vec::new();
+        let as_spec = HttpSpec {
+            url: self.url.clone(),
+            ..of.clone()
+        };
+        if as_spec.host().is_none() || as_spec.host() != of.host() {
+            out.push(format!(
+                "url {:?}: https:// on the validator's own host {:?}",
+                self.url,
+                of.host().unwrap_or_default()
+            ));
+        }
+        if !matches!(self.method.as_str(), "POST" | "DELETE") {
+            out.push(format!("method {:?}: POST or DELETE", self.method));
+        }
+        let mut templates: Vec<&str> = vec![&self.url];
+        templates.extend(self.headers.values().map(String::as_str));
+        templates.extend(self.body.as_deref());
+        if let Some(b) = &self.basic {
+            templates.extend([b.user.as_str(), b.password.as_str()]);
+        }
+        let known = of.parts();
+        let used: Vec<&str> = templates.into_iter().flat_map(placeholders).collect();
+        if !used.contains(&"secret") {
+            out.push("no template sends {{secret}}".into());
+        }
+        for u in used.iter().filter(|u| !known.contains(u)) {
+            out.push(format!("{{{{{u}}}}}: no such part"));
+        }
+        if !self.answers.iter().any(|a| a.outcome == Outcome::Revoked) {
+            out.push("answers: none says revoked".into());
+        }
+        out
+    }
+}
+
 /// The `{{name}}` placeholders of a template, in order.
 pub fn placeholders(t: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -304,4 +379,59 @@ pub fn placeholders(t: &str) -> Vec<&str> {
         rest = &after[j + 2..];
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_revoke_goes_only_to_the_validators_own_host_and_must_say_done() {
+        let spec = |revoke: &str| -> HttpSpec {
+            toml::from_str(&format!(
+                r#"
+name = "t"
+rules = ["x"]
+docs = "d"
+url = "https://api.example/me"
+headers = {{ Authorization = "Bearer {{{{secret}}}}" }}
+answers = [{{ status = [200], has = ["/id"], outcome = "live" }}]
+[revoke]
+docs = "d"
+{revoke}
+"#
+            ))
+            .unwrap()
+        };
+        let done = r#"answers = [{ status = [204], outcome = "revoked" }]"#;
+        let ok = spec(&format!(
+            "method = \"DELETE\"\nurl = \"https://api.example/me\"\nheaders = {{ X = \"{{{{secret}}}}\" }}\n{done}"
+        ));
+        assert_eq!(ok.check(), Vec::<String>::new());
+        for (revoke, says) in [
+            (
+                format!("url = \"https://evil.example/r?t={{{{secret}}}}\"\n{done}"),
+                "on the validator's own host",
+            ),
+            (
+                format!("url = \"http://api.example/r?t={{{{secret}}}}\"\n{done}"),
+                "on the validator's own host",
+            ),
+            (
+                format!("method = \"GET\"\nurl = \"https://api.example/r?t={{{{secret}}}}\"\n{done}"),
+                "POST or DELETE",
+            ),
+            (
+                format!("url = \"https://api.example/r\"\n{done}"),
+                "no template sends {{secret}}",
+            ),
+            (
+                "url = \"https://api.example/r?t={{secret}}\"\nanswers = [{ status = [200], outcome = \"invalid\" }]".into(),
+                "none says revoked",
+            ),
+        ] {
+            let problems = spec(&revoke).check().join("; ");
+            assert!(problems.contains(says), "{revoke}: {problems}");
+        }
+    }
 }

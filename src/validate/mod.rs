@@ -14,6 +14,7 @@ pub mod aws;
 pub mod bedrock;
 mod cache;
 pub mod http;
+pub mod postgres;
 
 use cache::Cache;
 
@@ -48,6 +49,17 @@ pub trait Validator: Sync {
     fn check(&self, creds: &[&Credential], opts: &Options) -> Vec<Validation>;
     /// The verdict for a part that is in no complete credential.
     fn unpaired(&self, f: &Finding) -> Validation;
+    /// Whether a live credential of this kind can revoke itself (`--rotate`).
+    fn can_revoke(&self) -> bool {
+        false
+    }
+    /// Revoke `c` with the provider's own request, sent once: what was done, or why not.
+    fn revoke(&self, _c: &Credential, _opts: &Options) -> Result<String, String> {
+        Err(format!(
+            "{} credentials cannot revoke themselves",
+            self.name()
+        ))
+    }
     /// A reach read from the validation's own answer (scopes, a mode), with no request of
     /// its own; `None`: ask [`Validator::reach`].
     fn reach_from(&self, _v: &Validation) -> Option<Reach> {
@@ -93,7 +105,7 @@ pub struct Call {
 }
 
 /// Every validator, by name.
-pub static VALIDATORS: &[&dyn Validator] = &[&aws::Aws, &bedrock::Bedrock];
+pub static VALIDATORS: &[&dyn Validator] = &[&aws::Aws, &bedrock::Bedrock, &postgres::Postgres];
 
 /// The validator called `name`: a code one, else a declarative one.
 pub fn validator(name: &str) -> Option<&'static dyn Validator> {
@@ -267,6 +279,11 @@ pub fn check_now(c: &Credential, opts: &Options) -> Validation {
         .check(&[c], opts)
         .pop()
         .unwrap_or_else(|| Validation::skipped("not checked", None))
+}
+
+/// The validator of a credential.
+pub fn validator_of(c: &Credential) -> &'static dyn Validator {
+    c.validator()
 }
 
 /// Record a credential's new state (after an action changed it) so later runs do not trust an
@@ -504,6 +521,10 @@ pub struct Options {
     /// Regexes over a secret that mark it a canary for every declarative validator
     /// (`[validate] canary_patterns`).
     pub canary_patterns: Vec<regex::Regex>,
+    /// `--validate-hosts`: credentials that name their own host (a database URL) are checked
+    /// at that host. Off, they are `unknown`: a scanned file must not choose where this
+    /// machine connects.
+    pub validate_hosts: bool,
 }
 
 impl Options {
@@ -529,6 +550,7 @@ impl Options {
             key: FingerprintKey::ephemeral(),
             endpoints: BTreeMap::new(),
             canary_patterns: Vec::new(),
+            validate_hosts: false,
         }
     }
 }

@@ -26,6 +26,8 @@ mod git;
 mod gitleaks;
 mod golden;
 mod hooks;
+#[cfg(feature = "db-validate")]
+mod hosts;
 mod image;
 mod kernel;
 mod loss;

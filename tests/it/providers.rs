@@ -438,3 +438,95 @@ fn rules_check_refuses_a_validator_that_could_send_a_secret_elsewhere_or_check_n
     let r = sb.run(&["rules", "check", f.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// `--rotate`: a live GitHub, GitLab or Slack token revokes itself with the provider's own
+/// request, once, and only when the flag is given; a provider with no such request (OpenAI)
+/// is left alone. The fake records each revoke and answers the token revoked afterwards.
+#[test]
+fn rotate_revokes_a_live_key_once_and_only_when_asked() {
+    let (server, port) = fake(None);
+    let sb = Sandbox::new();
+    let files = corpus(&sb);
+    // Only the providers under test, so the log is theirs.
+    let providers = ["github", "gitlab", "slack", "openai"];
+    for name in files.keys().filter(|n| !providers.contains(&n.as_str())) {
+        std::fs::remove_file(sb.path(&format!("data/{name}.txt"))).unwrap();
+    }
+    let cfg = config(&sb, "live.toml", port, "live", "");
+    let audit = sb.path("audit.jsonl");
+    let audit = audit.to_str().unwrap();
+    let revokes = |port: u16| -> Vec<Value> {
+        asked(port)
+            .into_values()
+            .flatten()
+            .filter(|e| e["revoke"] == true)
+            .collect()
+    };
+    // --validate alone: live, nothing revoked.
+    let r = scan(&sb, "rotate", &["--config", &cfg, "--audit-log", audit]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(revokes(port).is_empty(), "{:?}", revokes(port));
+    // --rotate: each revocable key revoked once, and found revoked when checked again.
+    let args = [
+        "--config",
+        &cfg,
+        "--audit-log",
+        audit,
+        "--rotate",
+        "--show-secrets",
+    ];
+    let r = scan(&sb, "rotate", &args);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc = r.json();
+    let found = by_validator(&doc, &files);
+    let done = revokes(port);
+    for name in ["github", "gitlab", "slack"] {
+        let f = found[name];
+        let mine: Vec<&Value> = done.iter().filter(|e| e["provider"] == name).collect();
+        assert_eq!(mine.len(), 1, "{name}: {done:?}");
+        assert_eq!(
+            mine[0]["credential"], f["secret"],
+            "{name}: the key revoked"
+        );
+        let hook = &f["hooks"][0];
+        assert_eq!(
+            (hook["name"].as_str(), hook["status"].as_str()),
+            (Some("rotate"), Some("ok")),
+            "{name}: {f}"
+        );
+        let after = hook["status_after"].as_str().unwrap_or("");
+        assert!(["revoked", "invalid"].contains(&after), "{name}: {hook}");
+        assert_eq!(f["validation"]["status"], after, "{name}: {f}");
+    }
+    assert!(found["openai"]["hooks"]
+        .as_array()
+        .is_none_or(|h| h.is_empty()));
+    assert!(!done.iter().any(|e| e["provider"] == "openai"), "{done:?}");
+    let log = std::fs::read_to_string(sb.path("audit.jsonl")).unwrap();
+    let hook_lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("\"event\":\"hook\""))
+        .collect();
+    assert_eq!(hook_lines.len(), 3, "{log}");
+    assert!(hook_lines.iter().all(|l| l.contains("\"hook\":\"rotate\"")));
+    for f in found.values() {
+        crate::util::assert_no_piece(&log, f["secret"].as_str().unwrap(), "the audit log");
+    }
+    // Again with --rotate, against a fresh fake that calls the keys live again and with the
+    // validation cache gone: the hooks' state alone says done, no second revoke.
+    let (again, again_port) = fake(None);
+    let cfg = config(&sb, "again.toml", again_port, "live", "");
+    std::fs::remove_file(sb.path("state-rotate/leakhound/validation-cache.json")).unwrap();
+    let args = ["--config", &cfg, "--audit-log", audit, "--rotate"];
+    let r = scan(&sb, "rotate", &args);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc = r.json();
+    let found = by_validator(&doc, &files);
+    for name in ["github", "gitlab", "slack"] {
+        assert_eq!(found[name]["validation"]["status"], "live", "{name}");
+        assert_eq!(found[name]["hooks"][0]["status"], "done-before", "{name}");
+    }
+    assert!(revokes(again_port).is_empty(), "{:?}", revokes(again_port));
+    assert_eq!(revokes(port).len(), 3, "{:?}", revokes(port));
+    drop((server, again));
+}

@@ -165,6 +165,7 @@ fn install_command(tool: &str) -> Option<String> {
         "skopeo" => "apt-get install skopeo".into(),
         "docker-registry" => "apt-get install docker-registry".into(),
         "htpasswd" => "apt-get install apache2-utils".into(),
+        "initdb" => "apt-get install postgresql".into(),
         "pre-commit" => format!("pip install pre-commit=={}", pin("PRE_COMMIT")),
         "kubernetes-validate" => format!(
             "pip install kubernetes-validate=={}",

@@ -108,6 +108,23 @@ pub fn read(spec: &HttpSpec, r: &Response) -> Result<Validation, String> {
     })
 }
 
+/// What a revoke's answer `r` says: `Ok` with what was done when an answer whose outcome is
+/// `revoked` matches; else `Err` with why not (never retried: a revoke is sent once).
+#[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
+pub fn revoked(answers: &[Answer], r: &Response) -> Result<String, String> {
+    let json: Option<Value> = serde_json::from_slice(&r.body).ok();
+    let said = |a: &Answer, what: &str| {
+        a.reason
+            .clone()
+            .unwrap_or_else(|| format!("{what} (HTTP {})", r.status))
+    };
+    match answers.iter().find(|a| matches(a, r, json.as_ref())) {
+        Some(a) if a.outcome == Outcome::Revoked => Ok(said(a, "revoked")),
+        Some(a) => Err(said(a, "not revoked")),
+        None => Err(format!("HTTP {}: not an answer the revoke knows", r.status)),
+    }
+}
+
 /// The host of a URL, for a message: never its path or query, which may hold a secret.
 fn host_of(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);

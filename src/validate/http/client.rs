@@ -122,6 +122,23 @@ fn one(
     unknown(last)
 }
 
+/// Revoke `c` with its validator's revoke request: sent once, never retried (a revoke that
+/// timed out may still have happened; the check after it says).
+pub(super) fn revoke(v: &HttpValidator, c: &Credential, opts: &Options) -> Result<String, String> {
+    let spec = v.spec.revoke.as_ref().ok_or("cannot revoke itself")?;
+    let req = v.revoke_request(c, opts)?;
+    // Named without its query, which may hold the secret.
+    let target = format!(
+        "{} {}",
+        req.method,
+        req.url.split('?').next().unwrap_or_default()
+    );
+    let resp = send(&agent(opts), &req).map_err(|why| format!("{target}: {why}"))?;
+    answer::revoked(&spec.answers, &resp)
+        .map(|done| format!("{done}: {target}"))
+        .map_err(|why| format!("{target}: {why}"))
+}
+
 fn sep(last: &str) -> String {
     if last.is_empty() {
         String::new()

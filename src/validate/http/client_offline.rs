@@ -15,3 +15,11 @@ pub(super) fn check_all(
         .map(|_| unknown("built without HTTP validation (the http-validate feature)"))
         .collect()
 }
+
+pub(super) fn revoke(
+    _v: &HttpValidator,
+    _c: &Credential,
+    _opts: &Options,
+) -> Result<String, String> {
+    Err("built without HTTP validation (the http-validate feature)".into())
+}

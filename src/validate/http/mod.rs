@@ -81,6 +81,40 @@ impl HttpValidator {
     /// The request for `c`, its templates filled with the credential's parts.
     #[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
     pub(crate) fn request(&self, c: &Credential, opts: &Options) -> Result<Request, String> {
+        let s = &self.spec;
+        let t = Templates {
+            method: &s.method,
+            path: s.path(),
+            headers: &s.headers,
+            basic: s.basic.as_ref(),
+            body: s.body.as_deref(),
+        };
+        self.build(&t, c, opts)
+    }
+
+    /// The request by which `c` revokes itself (`--rotate`), to the same base as its check.
+    #[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
+    pub(crate) fn revoke_request(&self, c: &Credential, opts: &Options) -> Result<Request, String> {
+        let r = self.spec.revoke.as_ref().ok_or("cannot revoke itself")?;
+        let host = self.spec.host().unwrap_or_default();
+        // Checked at load: the revoke URL is on the validator's own host.
+        let path = r
+            .url
+            .strip_prefix("https://")
+            .and_then(|u| u.strip_prefix(host))
+            .ok_or_else(|| format!("validator {}: revoke url not on {host}", self.name))?;
+        let t = Templates {
+            method: &r.method,
+            path,
+            headers: &r.headers,
+            basic: r.basic.as_ref(),
+            body: r.body.as_deref(),
+        };
+        self.build(&t, c, opts)
+    }
+
+    #[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
+    fn build(&self, t: &Templates<'_>, c: &Credential, opts: &Options) -> Result<Request, String> {
         let (base, overridden) = self.base(opts);
         // Checked again here, whatever loading checked: a secret only goes over HTTPS to the
         // spec's own host, unless the operator named another base.
@@ -93,7 +127,13 @@ impl HttpValidator {
             return Err(format!("validator {}: no fixed https host", self.name));
         }
         let value = |name: &str| c.part(name).map(Secret::reveal);
-        let fill = |t: &str, encode: bool| -> Result<String, String> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum In {
+            Url,
+            Header,
+            Json,
+        }
+        let fill = |t: &str, place: In| -> Result<String, String> {
             let mut out = String::with_capacity(t.len());
             let mut rest = t;
             while let Some(i) = rest.find("{{") {
@@ -102,11 +142,14 @@ impl HttpValidator {
                 let j = after.find("}}").ok_or("an unclosed {{")?;
                 let name = after[..j].trim();
                 let v = value(name).ok_or_else(|| format!("no part {name}"))?;
-                if encode {
+                if place == In::Url {
                     out.push_str(&percent(&v));
                 } else if v.bytes().any(|b| b < 0x20 || b == 0x7f) {
                     // A header value with a control character could start another header.
                     return Err("a part holds a control character; not sent".into());
+                } else if place == In::Json {
+                    // Inside a JSON string: a quote in the secret must not end it.
+                    out.push_str(&v.replace('\\', "\\\\").replace('"', "\\\""));
                 } else {
                     out.push_str(&v);
                 }
@@ -115,28 +158,43 @@ impl HttpValidator {
             out.push_str(rest);
             Ok(out)
         };
-        let url = format!("{base}{}", fill(self.spec.path(), true)?);
+        let url = format!("{base}{}", fill(t.path, In::Url)?);
         let mut headers = Vec::new();
-        for (k, t) in &self.spec.headers {
-            headers.push((k.clone(), fill(t, false)?));
+        for (k, v) in t.headers {
+            headers.push((k.clone(), fill(v, In::Header)?));
         }
-        if let Some(b) = &self.spec.basic {
+        if let Some(b) = t.basic {
             use base64::Engine;
-            let pair = format!("{}:{}", fill(&b.user, false)?, fill(&b.password, false)?);
+            let pair = format!(
+                "{}:{}",
+                fill(&b.user, In::Header)?,
+                fill(&b.password, In::Header)?
+            );
             let enc = base64::engine::general_purpose::STANDARD.encode(pair);
             headers.push(("Authorization".into(), format!("Basic {enc}")));
         }
-        let body = match &self.spec.body {
-            Some(t) => Some(fill(t, false)?),
+        let body = match t.body {
+            Some(b) if b.trim_start().starts_with(['{', '[']) => Some(fill(b, In::Json)?),
+            Some(b) => Some(fill(b, In::Header)?),
             None => None,
         };
         Ok(Request {
-            method: self.spec.method.clone(),
+            method: t.method.to_string(),
             url,
             headers,
             body,
         })
     }
+}
+
+/// The templates of one request (a check or a revoke).
+#[cfg_attr(not(feature = "http-validate"), allow(dead_code))]
+struct Templates<'a> {
+    method: &'a str,
+    path: &'a str,
+    headers: &'a std::collections::BTreeMap<String, String>,
+    basic: Option<&'a crate::rules::validator::Basic>,
+    body: Option<&'a str>,
 }
 
 /// `s` percent-encoded for a URL's path or query: every byte but unreserved ones and `:`
@@ -318,6 +376,14 @@ impl Validator for HttpValidator {
             ),
             None,
         )
+    }
+
+    fn can_revoke(&self) -> bool {
+        self.spec.revoke.is_some()
+    }
+
+    fn revoke(&self, c: &Credential, opts: &Options) -> Result<String, String> {
+        client::revoke(self, c, opts)
     }
 
     fn reach_from(&self, v: &Validation) -> Option<Reach> {
