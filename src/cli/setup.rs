@@ -109,7 +109,15 @@ pub fn checked_engine(set: Vec<rules::Rule>) -> Result<Engine> {
 }
 
 fn checked_engine_for(set: Vec<rules::Rule>, startup: Startup) -> Result<Engine> {
-    if let Some(e) = crate::validate::check_rules(&set).first() {
+    // The built-in rules and validators are checked by the test suite (and `rules check`);
+    // checking them at every start would build every validator, and an agent hook starts a
+    // process per event.
+    let operators = crate::validate::http::operators_registered()
+        || set.iter().any(|r| !rules::is_builtin(r));
+    if let Some(e) = operators
+        .then(|| crate::validate::check_rules(&set))
+        .and_then(|problems| problems.into_iter().next())
+    {
         bail!("{e}");
     }
     let engine = Engine::with_startup(set, startup)?;

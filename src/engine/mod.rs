@@ -30,6 +30,13 @@ pub use key::FingerprintKey;
 pub use reject::shannon_entropy;
 pub use scope::has_stopword;
 
+/// The keyword automaton of the built-in rules, built by `build.rs` ([`keywords`]); 4-aligned,
+/// so that its tables are read in place.
+#[repr(C, align(4))]
+struct Aligned<B: ?Sized>(B);
+static EMBEDDED_KEYWORDS: &Aligned<[u8]> =
+    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/keywords.bin")));
+
 /// Inputs larger than this are split into chunks of this size and searched in parallel.
 const CHUNK: usize = 8 << 20;
 
@@ -138,10 +145,13 @@ fn syntax_config() -> regex_automata::util::syntax::Config {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Startup {
     /// Scans of many bytes: the keyword automaton is our own DFA ([`keywords`]), 2 to 7 ms to
-    /// build for the built-in set and fastest to search.
+    /// build and fastest to search.
     Throughput,
     /// One small input per process (an agent hook event): a contiguous NFA, built in ~4 ms and
     /// searching 100 KB in about a millisecond.
+    ///
+    /// Either way, an engine over exactly the built-in rules' keywords takes the DFA
+    /// `build.rs` embedded, and builds nothing.
     Latency,
 }
 
@@ -195,9 +205,11 @@ impl Engine {
                 }
             }
         }
-        let dfa = match startup {
-            Startup::Throughput => keywords::Keywords::new(&keywords),
-            Startup::Latency => None,
+        // The built-in rules' automaton is embedded (build.rs): either startup takes it.
+        let dfa = match keywords::Keywords::embedded(&EMBEDDED_KEYWORDS.0, &keywords) {
+            Some(d) => Some(d),
+            None if startup == Startup::Throughput => keywords::Keywords::new(&keywords),
+            None => None,
         };
         let automaton = match dfa {
             Some(d) => Keywords::Dfa(Box::new(d)),
