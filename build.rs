@@ -41,8 +41,12 @@ fn keywords_of(text: &str, into: &mut Vec<String>) {
 fn with_facts(
     text: &str,
     links: &std::collections::HashMap<String, (String, String)>,
-) -> Option<(String, Option<String>)> {
+) -> Option<(String, Option<String>, String)> {
     let mut doc: toml::Value = toml::from_str(text).ok()?;
+    // Each rule's examples and negatives, apart (`[[examples], [negatives]]` per rule, in
+    // order): the rules are embedded with empty lists, and a process that checks no rule (a
+    // hook) does not parse 4,000 strings it never reads.
+    let mut examples = Vec::new();
     let table = doc.as_table_mut()?;
     let validators = table
         .remove("validators")
@@ -55,10 +59,17 @@ fn with_facts(
         .ok()?;
     // A file may hold only validators, and then no rules.
     let Some(rules) = table.get_mut("rules") else {
-        return Some((serde_json::to_string(&doc).ok()?, validators));
+        return Some((serde_json::to_string(&doc).ok()?, validators, "[]".into()));
     };
     for rule in rules.as_array_mut()? {
         let table = rule.as_table_mut()?;
+        let mut pair = Vec::new();
+        for key in ["examples", "negatives"] {
+            let taken = table.remove(key);
+            pair.push(taken.unwrap_or(toml::Value::Array(Vec::new())));
+            table.insert(key.into(), toml::Value::Array(Vec::new()));
+        }
+        examples.push(toml::Value::Array(pair));
         if !table.contains_key("validator") {
             let id = table.get("id").and_then(|i| i.as_str()).unwrap_or_default();
             if let Some((name, part)) = links.get(id) {
@@ -82,7 +93,11 @@ fn with_facts(
         t.insert("fixed_prefix".into(), toml::Value::Boolean(f.fixed_prefix));
         table.insert("_facts".into(), toml::Value::Table(t));
     }
-    Some((serde_json::to_string(&doc).ok()?, validators))
+    Some((
+        serde_json::to_string(&doc).ok()?,
+        validators,
+        serde_json::to_string(&examples).ok()?,
+    ))
 }
 
 /// Which validator checks which rule, as `rules::attach_validators` links them: each
@@ -138,16 +153,18 @@ fn main() {
     validator_links(&texts, &mut links);
     let mut out = String::from("pub(crate) static EMBEDDED: &[(&str, &str)] = &[\n");
     let mut specs = String::from("pub(crate) static EMBEDDED_VALIDATORS: &[(&str, &str)] = &[\n");
+    let mut samples = String::from("pub(crate) static EMBEDDED_EXAMPLES: &[&str] = &[\n");
     let mut hash = Sha256::new();
     let mut rules = 0;
     let mut keywords = Vec::new();
     for (f, text) in files.iter().zip(&texts) {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f.file_name().unwrap().to_string_lossy();
-        let (json, validators) = with_facts(text, &links).unwrap_or_else(|| {
+        let (json, validators, examples) = with_facts(text, &links).unwrap_or_else(|| {
             panic!("signatures/{name}: not a rule file the build can read (see `leakhound rules check`)")
         });
         out.push_str(&format!("    ({name:?}, {json:?}),\n"));
+        samples.push_str(&format!("    {examples:?},\n"));
         if let Some(v) = validators {
             specs.push_str(&format!("    ({name:?}, {v:?}),\n"));
         }
@@ -166,7 +183,9 @@ fn main() {
     }
     out.push_str("];\n");
     specs.push_str("];\n");
+    samples.push_str("];\n");
     out.push_str(&specs);
+    out.push_str(&samples);
     let out_dir = env::var("OUT_DIR").unwrap();
     fs::write(Path::new(&out_dir).join("signatures.rs"), out).unwrap();
     // No automaton (too large for 32-bit state ids) is an empty file: the engine builds one.

@@ -122,6 +122,9 @@ pub struct Engine {
     /// What every finding made from this engine's matches is fingerprinted with (see
     /// [`Engine::with_fingerprint_key`]).
     fingerprint_key: FingerprintKey,
+    /// What it was built for: a [`Startup::Latency`] engine builds its rules' regexes
+    /// without a literal prefilter.
+    startup: Startup,
 }
 
 impl std::fmt::Debug for Engine {
@@ -182,7 +185,7 @@ impl Engine {
             if !crate::rules::is_builtin(r) {
                 c.regex
                     .set(Some(
-                        build_regex(&r.pattern).map_err(|e| r.invalid("pattern", e))?,
+                        build_regex(&r.pattern, startup).map_err(|e| r.invalid("pattern", e))?,
                     ))
                     .ok();
             }
@@ -235,6 +238,7 @@ impl Engine {
             ignore_requires: false,
             masking: false,
             fingerprint_key: FingerprintKey::ephemeral(),
+            startup,
         })
     }
 
@@ -381,7 +385,7 @@ impl Engine {
         let c = &self.compiled[rule];
         let Some(regex) = c
             .regex
-            .get_or_init(|| build_regex(&c.pattern).ok())
+            .get_or_init(|| build_regex(&c.pattern, self.startup).ok())
             .as_ref()
         else {
             return;
@@ -539,13 +543,18 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
     })
 }
 
-fn build_regex(pattern: &str) -> Result<meta::Regex, String> {
+fn build_regex(pattern: &str, startup: Startup) -> Result<meta::Regex, String> {
     meta::Builder::new()
         .syntax(syntax_config())
         .configure(
             meta::Config::new()
                 .nfa_size_limit(Some(8 << 20))
-                .hybrid_cache_capacity(1 << 20),
+                .hybrid_cache_capacity(1 << 20)
+                // Extracting a pattern's literals is ~40 % of building its regex (10 rules
+                // an AWS pair hits: 1.1 ms against 1.9 ms), and a regex only ever runs on a
+                // window around a keyword hit: one small input per process is better off
+                // without the prefilter.
+                .auto_prefilter(startup == Startup::Throughput),
         )
         .build(pattern)
         .map_err(|e| e.to_string())

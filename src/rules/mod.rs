@@ -422,10 +422,29 @@ fn mask_quoted(message: &str) -> String {
 
 /// The embedded default rule set.
 pub fn builtin() -> Vec<Rule> {
+    let mut rules = builtin_without_examples();
+    let mut r = rules.iter_mut();
+    for json in EMBEDDED_EXAMPLES {
+        let pairs: Vec<(Vec<String>, Vec<String>)> =
+            serde_json::from_str(json).expect("embedded examples parse (tested)");
+        for (examples, negatives) in pairs {
+            let rule = r.next().expect("one pair of lists per built-in rule");
+            rule.examples = examples;
+            rule.negatives = negatives;
+        }
+    }
+    assert!(r.next().is_none(), "one pair of lists per built-in rule");
+    rules
+}
+
+/// [`builtin`] with every rule's `examples` and `negatives` left empty: for a process that
+/// checks no built-in rule (an agent hook event), which would otherwise parse some 4,000
+/// strings at every start.
+pub fn builtin_without_examples() -> Vec<Rule> {
     // `build.rs` wrote each file as JSON with its patterns' facts and each rule's link to the
-    // validator that checks it ([`attach_validators`], done at build time): reading that is
-    // a small part of what parsing the TOML, the patterns and the validators would cost, at
-    // every start.
+    // validator that checks it ([`attach_validators`], done at build time), and the examples
+    // apart: reading that is a small part of what parsing the TOML, the patterns and the
+    // validators would cost, at every start.
     EMBEDDED
         .iter()
         .flat_map(|(name, json)| {
