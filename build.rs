@@ -113,7 +113,10 @@ fn validator_links(
         };
         let specs = doc.get("validators").and_then(|v| v.as_array());
         for spec in specs.into_iter().flatten() {
-            let name = spec.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+            let name = spec
+                .get("name")
+                .and_then(|n| n.as_str())
+                .unwrap_or_default();
             let ids = spec.get("rules").and_then(|r| r.as_array());
             for id in ids.into_iter().flatten().filter_map(|i| i.as_str()) {
                 links.insert(id.into(), (name.into(), "secret".into()));
@@ -190,7 +193,11 @@ fn main() {
     fs::write(Path::new(&out_dir).join("signatures.rs"), out).unwrap();
     // No automaton (too large for 32-bit state ids) is an empty file: the engine builds one.
     let dfa = keywords::Keywords::new(&keywords).map(|k| k.to_bytes(&keywords));
-    fs::write(Path::new(&out_dir).join("keywords.bin"), dfa.unwrap_or_default()).unwrap();
+    fs::write(
+        Path::new(&out_dir).join("keywords.bin"),
+        dfa.unwrap_or_default(),
+    )
+    .unwrap();
     let id: String = hash.finalize()[..6]
         .iter()
         .map(|b| format!("{b:02x}"))

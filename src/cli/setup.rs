@@ -120,8 +120,8 @@ fn checked_engine_for(set: Vec<rules::Rule>, startup: Startup) -> Result<Engine>
     // The built-in rules and validators are checked by the test suite (and `rules check`);
     // checking them at every start would build every validator, and an agent hook starts a
     // process per event.
-    let operators = crate::validate::http::operators_registered()
-        || set.iter().any(|r| !rules::is_builtin(r));
+    let operators =
+        crate::validate::http::operators_registered() || set.iter().any(|r| !rules::is_builtin(r));
     if let Some(e) = operators
         .then(|| crate::validate::check_rules(&set))
         .and_then(|problems| problems.into_iter().next())

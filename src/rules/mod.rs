@@ -572,7 +572,10 @@ mod tests {
         let mut linked = built.clone();
         let names: Vec<String> = builtin_validators().into_iter().map(|s| s.name).collect();
         for r in &mut linked {
-            if r.validator.as_ref().is_some_and(|v| names.contains(&v.name)) {
+            if r.validator
+                .as_ref()
+                .is_some_and(|v| names.contains(&v.name))
+            {
                 r.validator = None;
             }
         }
@@ -583,7 +586,11 @@ mod tests {
         assert_eq!(refs(&built), refs(&linked));
         let declarative = built
             .iter()
-            .filter(|r| r.validator.as_ref().is_some_and(|v| names.contains(&v.name)))
+            .filter(|r| {
+                r.validator
+                    .as_ref()
+                    .is_some_and(|v| names.contains(&v.name))
+            })
             .count();
         assert!(declarative > 80, "{declarative}");
     }
