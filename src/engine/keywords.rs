@@ -136,7 +136,7 @@ impl Keywords {
     /// words): a header ([`MAGIC`], `stride2`, `longest`, the lengths of the four tables and
     /// of the keywords' bytes), the class table, the four tables, then the keywords themselves
     /// (so that a reader can tell which keywords it was built for), padded to a word.
-    #[allow(dead_code)] // build.rs only
+    #[allow(dead_code)] // build.rs and the tests only
     pub(super) fn to_bytes(&self, keywords: &[String]) -> Vec<u8> {
         let text: Vec<u8> = keywords.iter().flat_map(|k| k.bytes()).collect();
         let mut words = vec![

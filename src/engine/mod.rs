@@ -578,4 +578,28 @@ mod tests {
         assert!(found.len() > 1000, "{}", found.len());
         assert_eq!(found, quick.scan(hay.as_bytes()));
     }
+
+    #[test]
+    fn the_built_in_keywords_take_the_embedded_automaton() {
+        // The keywords as `with_startup` collects them.
+        let mut words: Vec<String> = Vec::new();
+        for r in crate::rules::builtin() {
+            for k in r.keywords {
+                let k = k.to_ascii_lowercase();
+                if !words.contains(&k) {
+                    words.push(k);
+                }
+            }
+        }
+        let embedded = keywords::Keywords::embedded(&EMBEDDED_KEYWORDS.0, &words)
+            .expect("build.rs embedded the automaton of the built-in keywords");
+        let built = keywords::Keywords::new(&words).unwrap();
+        assert!(embedded.to_bytes(&words) == built.to_bytes(&words));
+        // Any other list builds its own.
+        words.swap(0, 1);
+        assert!(keywords::Keywords::embedded(&EMBEDDED_KEYWORDS.0, &words).is_none());
+        words.swap(0, 1);
+        words.push("zq-one-more".into());
+        assert!(keywords::Keywords::embedded(&EMBEDDED_KEYWORDS.0, &words).is_none());
+    }
 }
