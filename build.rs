@@ -13,16 +13,72 @@ use std::{env, fs, path::Path};
 #[path = "src/rules/facts.rs"]
 mod facts;
 
-/// `text` (a signature file) as JSON, each rule with its `_facts`.
-fn with_facts(text: &str) -> Option<String> {
+// The engine's keyword automaton, built here for the built-in rules' keywords and embedded, so
+// that no start builds it (2-7 ms; an agent hook starts a process per event). The engine uses
+// it only when its keyword list is exactly this one, and builds its own otherwise.
+#[allow(dead_code)]
+#[path = "src/engine/keywords.rs"]
+mod keywords;
+
+/// The keywords of `text`'s rules, in order, as the engine collects them (lowercased).
+fn keywords_of(text: &str, into: &mut Vec<String>) {
+    let doc: toml::Value = toml::from_str(text).expect("checked by with_facts");
+    let rules = doc.get("rules").and_then(|r| r.as_array());
+    for rule in rules.into_iter().flatten() {
+        let words = rule.get("keywords").and_then(|k| k.as_array());
+        for k in words.into_iter().flatten().filter_map(|k| k.as_str()) {
+            let k = k.to_ascii_lowercase();
+            if !into.contains(&k) {
+                into.push(k);
+            }
+        }
+    }
+}
+
+/// `text` (a signature file) as JSON: its rules, each with its `_facts` and, unless it names
+/// its own, the validator `links` give it; and its validators (`[[validators]]`), apart, so
+/// that loading the rules never parses a validator (a hook never uses one).
+fn with_facts(
+    text: &str,
+    links: &std::collections::HashMap<String, (String, String)>,
+) -> Option<(String, Option<String>, String)> {
     let mut doc: toml::Value = toml::from_str(text).ok()?;
-    // A file may hold only validators (`[[validators]]`), and then no rules.
-    let rules = match doc.get_mut("rules") {
-        Some(r) => r.as_array_mut()?,
-        None => return serde_json::to_string(&doc).ok(),
+    // Each rule's examples and negatives, apart (`[[examples], [negatives]]` per rule, in
+    // order): the rules are embedded with empty lists, and a process that checks no rule (a
+    // hook) does not parse 4,000 strings it never reads.
+    let mut examples = Vec::new();
+    let table = doc.as_table_mut()?;
+    let validators = table
+        .remove("validators")
+        .map(|v| {
+            let mut t = toml::map::Map::new();
+            t.insert("validators".into(), v);
+            serde_json::to_string(&t)
+        })
+        .transpose()
+        .ok()?;
+    // A file may hold only validators, and then no rules.
+    let Some(rules) = table.get_mut("rules") else {
+        return Some((serde_json::to_string(&doc).ok()?, validators, "[]".into()));
     };
-    for rule in rules {
+    for rule in rules.as_array_mut()? {
         let table = rule.as_table_mut()?;
+        let mut pair = Vec::new();
+        for key in ["examples", "negatives"] {
+            let taken = table.remove(key);
+            pair.push(taken.unwrap_or(toml::Value::Array(Vec::new())));
+            table.insert(key.into(), toml::Value::Array(Vec::new()));
+        }
+        examples.push(toml::Value::Array(pair));
+        if !table.contains_key("validator") {
+            let id = table.get("id").and_then(|i| i.as_str()).unwrap_or_default();
+            if let Some((name, part)) = links.get(id) {
+                let mut v = toml::map::Map::new();
+                v.insert("name".into(), toml::Value::String(name.clone()));
+                v.insert("part".into(), toml::Value::String(part.clone()));
+                table.insert("validator".into(), toml::Value::Table(v));
+            }
+        }
         let Some(Ok(f)) = table.get("pattern").and_then(|p| p.as_str()).map(facts::of) else {
             continue;
         };
@@ -37,30 +93,85 @@ fn with_facts(text: &str) -> Option<String> {
         t.insert("fixed_prefix".into(), toml::Value::Boolean(f.fixed_prefix));
         table.insert("_facts".into(), toml::Value::Table(t));
     }
-    serde_json::to_string(&doc).ok()
+    Some((
+        serde_json::to_string(&doc).ok()?,
+        validators,
+        serde_json::to_string(&examples).ok()?,
+    ))
+}
+
+/// Which validator checks which rule, as `rules::attach_validators` links them: each
+/// `[[validators]]` table's `rules` as the `secret` part, its `with` table's parts, a later
+/// table winning.
+fn validator_links(
+    texts: &[String],
+    links: &mut std::collections::HashMap<String, (String, String)>,
+) {
+    for text in texts {
+        let Ok(doc) = toml::from_str::<toml::Value>(text) else {
+            continue;
+        };
+        let specs = doc.get("validators").and_then(|v| v.as_array());
+        for spec in specs.into_iter().flatten() {
+            let name = spec
+                .get("name")
+                .and_then(|n| n.as_str())
+                .unwrap_or_default();
+            let ids = spec.get("rules").and_then(|r| r.as_array());
+            for id in ids.into_iter().flatten().filter_map(|i| i.as_str()) {
+                links.insert(id.into(), (name.into(), "secret".into()));
+            }
+            // A BTreeMap in `HttpSpec`: parts in sorted order.
+            let mut with: Vec<(&String, &toml::Value)> = spec
+                .get("with")
+                .and_then(|w| w.as_table())
+                .map(|t| t.iter().collect())
+                .unwrap_or_default();
+            with.sort_by_key(|(part, _)| *part);
+            for (part, id) in with {
+                if let Some(id) = id.as_str() {
+                    links.insert(id.into(), (name.into(), part.clone()));
+                }
+            }
+        }
+    }
 }
 
 fn main() {
     let dir = Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap()).join("signatures");
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-changed=src/rules/facts.rs");
+    println!("cargo:rerun-if-changed=src/engine/keywords.rs");
     let mut files: Vec<_> = fs::read_dir(&dir)
         .expect("signatures/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| fs::read_to_string(f).expect("a signature file is UTF-8"))
+        .collect();
+    let mut links = Default::default();
+    validator_links(&texts, &mut links);
     let mut out = String::from("pub(crate) static EMBEDDED: &[(&str, &str)] = &[\n");
+    let mut specs = String::from("pub(crate) static EMBEDDED_VALIDATORS: &[(&str, &str)] = &[\n");
+    let mut samples = String::from("pub(crate) static EMBEDDED_EXAMPLES: &[&str] = &[\n");
     let mut hash = Sha256::new();
     let mut rules = 0;
-    for f in &files {
+    let mut keywords = Vec::new();
+    for (f, text) in files.iter().zip(&texts) {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f.file_name().unwrap().to_string_lossy();
-        let text = fs::read_to_string(f).expect("a signature file is UTF-8");
-        let json = with_facts(&text).unwrap_or_else(|| {
+        let (json, validators, examples) = with_facts(text, &links).unwrap_or_else(|| {
             panic!("signatures/{name}: not a rule file the build can read (see `leakhound rules check`)")
         });
         out.push_str(&format!("    ({name:?}, {json:?}),\n"));
+        samples.push_str(&format!("    {examples:?},\n"));
+        if let Some(v) = validators {
+            specs.push_str(&format!("    ({name:?}, {v:?}),\n"));
+        }
+        keywords_of(text, &mut keywords);
         // Lengths first, so no two different sets of files hash the same stream.
         for part in [name.as_bytes(), text.as_bytes()] {
             hash.update((part.len() as u64).to_le_bytes());
@@ -74,9 +185,17 @@ fn main() {
             .count();
     }
     out.push_str("];\n");
+    specs.push_str("];\n");
+    samples.push_str("];\n");
+    out.push_str(&specs);
+    out.push_str(&samples);
+    let out_dir = env::var("OUT_DIR").unwrap();
+    fs::write(Path::new(&out_dir).join("signatures.rs"), out).unwrap();
+    // No automaton (too large for 32-bit state ids) is an empty file: the engine builds one.
+    let dfa = keywords::Keywords::new(&keywords).map(|k| k.to_bytes(&keywords));
     fs::write(
-        Path::new(&env::var("OUT_DIR").unwrap()).join("signatures.rs"),
-        out,
+        Path::new(&out_dir).join("keywords.bin"),
+        dfa.unwrap_or_default(),
     )
     .unwrap();
     let id: String = hash.finalize()[..6]

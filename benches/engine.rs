@@ -50,5 +50,33 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// What a one-event process (an agent hook) pays before it scans: loading the built-in rules
+/// and building an engine, with the embedded keyword DFA (the built-in keywords) and with one
+/// keyword more (the automaton then built at start: the cost before build.rs embedded it).
+fn start(c: &mut Criterion) {
+    use leakhound::engine::Startup;
+    use leakhound::rules;
+    let mut g = c.benchmark_group("start");
+    g.sample_size(20);
+    g.bench_function("rules/with-examples", |b| b.iter(rules::builtin));
+    g.bench_function("rules/without-examples", |b| {
+        b.iter(rules::builtin_without_examples)
+    });
+    let set = rules::builtin_without_examples();
+    let mut more = set.clone();
+    more[0].keywords.push("zq-one-more".into());
+    for (name, set) in [("embedded-dfa", &set), ("one-keyword-more", &more)] {
+        for (kind, startup) in [
+            ("latency", Startup::Latency),
+            ("throughput", Startup::Throughput),
+        ] {
+            g.bench_function(format!("engine/{kind}/{name}"), |b| {
+                b.iter(|| Engine::with_startup(set.clone(), startup).unwrap())
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, start);
 criterion_main!(benches);

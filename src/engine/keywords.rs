@@ -7,8 +7,12 @@
 //! (~1.8 MB for the built-in set) is larger than L2. Walking one part at a time is no faster
 //! than `aho_corasick`; two parts cut a directory scan's CPU by ~20 %, four by ~25 %.
 
+use std::borrow::Cow;
+
 /// No state: a trie edge not built yet.
 const NONE: u32 = u32::MAX;
+/// The first word of a serialized automaton ([`Keywords::to_bytes`]): "LHK1".
+const MAGIC: u32 = u32::from_le_bytes(*b"LHK1");
 /// Parts of the input walked together.
 const LANES: usize = 4;
 
@@ -18,13 +22,14 @@ pub(super) struct Keywords {
     /// log2 of the row width.
     stride2: u32,
     /// `trans[state + class]`: the next state, premultiplied by the row width, with bit 0
-    /// set when some keyword ends there.
-    trans: Vec<u32>,
+    /// set when some keyword ends there. Borrowed when the automaton is the one `build.rs`
+    /// embedded for the built-in rules ([`Keywords::embedded`]).
+    trans: Cow<'static, [u32]>,
     /// The keywords ending in state `s >> stride2`: `out[out_at[s]..out_at[s + 1]]`.
-    out_at: Vec<u32>,
-    out: Vec<u32>,
+    out_at: Cow<'static, [u32]>,
+    out: Cow<'static, [u32]>,
     /// Length of each keyword.
-    lens: Vec<u32>,
+    lens: Cow<'static, [u32]>,
     longest: usize,
 }
 
@@ -119,11 +124,100 @@ impl Keywords {
         Some(Keywords {
             classes,
             stride2,
-            trans,
-            out_at,
-            out,
-            lens: keywords.iter().map(|k| k.len() as u32).collect(),
+            trans: Cow::Owned(trans),
+            out_at: Cow::Owned(out_at),
+            out: Cow::Owned(out),
+            lens: Cow::Owned(keywords.iter().map(|k| k.len() as u32).collect()),
             longest: keywords.iter().map(|k| k.len()).max().unwrap_or(0),
+        })
+    }
+
+    /// The automaton for `keywords`, serialized for `build.rs` to embed (little-endian
+    /// words): a header ([`MAGIC`], `stride2`, `longest`, the lengths of the four tables and
+    /// of the keywords' bytes), the class table, the four tables, then the keywords themselves
+    /// (so that a reader can tell which keywords it was built for), padded to a word.
+    #[allow(dead_code)] // build.rs and the tests only
+    pub(super) fn to_bytes(&self, keywords: &[String]) -> Vec<u8> {
+        let text: Vec<u8> = keywords.iter().flat_map(|k| k.bytes()).collect();
+        let mut words = vec![
+            MAGIC,
+            self.stride2,
+            self.longest as u32,
+            self.trans.len() as u32,
+            self.out_at.len() as u32,
+            self.out.len() as u32,
+            self.lens.len() as u32,
+            text.len() as u32,
+        ];
+        words.extend(
+            self.classes
+                .chunks(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
+        for table in [&self.trans, &self.out_at, &self.out, &self.lens] {
+            words.extend_from_slice(table);
+        }
+        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        bytes.extend_from_slice(&text);
+        bytes.resize(bytes.len().next_multiple_of(4), 0);
+        bytes
+    }
+
+    /// The automaton [`Keywords::to_bytes`] wrote into `blob` (which must be 4-aligned),
+    /// borrowed rather than copied, if it was built for exactly `keywords` (in this order):
+    /// a start then builds no automaton and pages in only the rows a search reaches. `None`
+    /// for any other keyword list, a malformed blob, or a big-endian target.
+    #[allow(dead_code)] // the crate only
+    pub(super) fn embedded(blob: &'static [u8], keywords: &[String]) -> Option<Keywords> {
+        if cfg!(target_endian = "big") {
+            return None;
+        }
+        // SAFETY: every bit pattern is a valid u32; `align_to` puts in `words` only what is
+        // aligned, and the blob is rejected unless that is all of it.
+        let (pre, words, _) = unsafe { blob.align_to::<u32>() };
+        if !pre.is_empty() || words.len() < 8 + 64 || words[0] != MAGIC {
+            return None;
+        }
+        let (stride2, longest) = (words[1], words[2] as usize);
+        let lens: Vec<usize> = words[3..8].iter().map(|&n| n as usize).collect();
+        let mut classes = [0u8; 256];
+        for (i, w) in words[8..72].iter().enumerate() {
+            classes[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        let mut at = 72;
+        let mut table = |n: usize| -> Option<&'static [u32]> {
+            let t = words.get(at..at + n)?;
+            at += n;
+            Some(t)
+        };
+        let trans = table(lens[0])?;
+        let out_at = table(lens[1])?;
+        let out = table(lens[2])?;
+        let klens = table(lens[3])?;
+        let text = blob.get(4 * at..4 * at + lens[4])?;
+        // The keywords it was built for, compared one by one with the ones asked for.
+        if klens.len() != keywords.len() {
+            return None;
+        }
+        let mut pos = 0;
+        for (k, &n) in keywords.iter().zip(klens) {
+            let n = n as usize;
+            if text.get(pos..pos + n)? != k.as_bytes() {
+                return None;
+            }
+            pos += n;
+        }
+        if pos != text.len() {
+            return None;
+        }
+        Some(Keywords {
+            classes,
+            stride2,
+            trans: Cow::Borrowed(trans),
+            out_at: Cow::Borrowed(out_at),
+            out: Cow::Borrowed(out),
+            lens: Cow::Borrowed(klens),
+            longest,
         })
     }
 
@@ -170,10 +264,11 @@ impl Keywords {
             }
         });
         let both = (0..N).map(|j| ends[j] - starts[j]).min().unwrap_or(0);
+        let trans: &[u32] = &self.trans;
         let mut s = [0u32; N];
         for i in 0..both {
             let e: [u32; N] = std::array::from_fn(|j| {
-                self.trans[(s[j] + u32::from(self.classes[hay[starts[j] + i] as usize])) as usize]
+                trans[(s[j] + u32::from(self.classes[hay[starts[j] + i] as usize])) as usize]
             });
             let any = e.iter().fold(0, |a, &x| a | x);
             for j in 0..N {
@@ -202,8 +297,9 @@ impl Keywords {
         before: usize,
         f: &mut impl FnMut(usize, usize, usize),
     ) {
+        let trans: &[u32] = &self.trans;
         for (i, &byte) in hay[from..to].iter().enumerate() {
-            let e = self.trans[(s + u32::from(self.classes[byte as usize])) as usize];
+            let e = trans[(s + u32::from(self.classes[byte as usize])) as usize];
             s = e & !1;
             if e & 1 != 0 {
                 self.report(s, from + i + 1, before, f);

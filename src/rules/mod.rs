@@ -366,9 +366,10 @@ pub fn attach_validators(rules: &mut [Rule], specs: &[validator::HttpSpec]) {
     }
 }
 
-/// The validators of the embedded rule set.
+/// The validators of the embedded rule set (`build.rs` keeps them apart from the rules, so
+/// that loading the rules parses none of them).
 pub fn builtin_validators() -> Vec<validator::HttpSpec> {
-    EMBEDDED
+    EMBEDDED_VALIDATORS
         .iter()
         .flat_map(|(name, json)| {
             let file: RuleFile = serde_json::from_str(json).expect("embedded rules parse (tested)");
@@ -421,24 +422,41 @@ fn mask_quoted(message: &str) -> String {
 
 /// The embedded default rule set.
 pub fn builtin() -> Vec<Rule> {
-    // `build.rs` wrote each file as JSON with its patterns' facts: reading that is a small
-    // part of what parsing the TOML and the patterns would cost, at every start.
-    let mut specs = Vec::new();
-    let mut rules: Vec<Rule> = EMBEDDED
+    let mut rules = builtin_without_examples();
+    let mut r = rules.iter_mut();
+    for json in EMBEDDED_EXAMPLES {
+        let pairs: Vec<(Vec<String>, Vec<String>)> =
+            serde_json::from_str(json).expect("embedded examples parse (tested)");
+        for (examples, negatives) in pairs {
+            let rule = r.next().expect("one pair of lists per built-in rule");
+            rule.examples = examples;
+            rule.negatives = negatives;
+        }
+    }
+    assert!(r.next().is_none(), "one pair of lists per built-in rule");
+    rules
+}
+
+/// [`builtin`] with every rule's `examples` and `negatives` left empty: for a process that
+/// checks no built-in rule (an agent hook event), which would otherwise parse some 4,000
+/// strings at every start.
+pub fn builtin_without_examples() -> Vec<Rule> {
+    // `build.rs` wrote each file as JSON with its patterns' facts and each rule's link to the
+    // validator that checks it ([`attach_validators`], done at build time), and the examples
+    // apart: reading that is a small part of what parsing the TOML, the patterns and the
+    // validators would cost, at every start.
+    EMBEDDED
         .iter()
         .flat_map(|(name, json)| {
             let file: RuleFile = serde_json::from_str(json).expect("embedded rules parse (tested)");
             let origin = format!("{BUILTIN_ORIGIN}signatures/{name}");
-            specs.extend(file.validators);
             file.rules.into_iter().map(move |mut r| {
                 r.origin = origin.clone();
                 r.settle();
                 r
             })
         })
-        .collect();
-    attach_validators(&mut rules, &specs);
-    rules
+        .collect()
 }
 
 /// Whether a rule comes from the embedded default set.
@@ -544,5 +562,36 @@ mod tests {
             "invalid type: string \"…\", expected a sequence"
         );
         assert_eq!(mask_quoted("cut \"abc"), "cut \"…");
+    }
+
+    #[test]
+    fn build_links_rules_to_validators_as_loading_would() {
+        // build.rs links each built-in rule to its validator; linking the rules as loaded,
+        // with those links removed, to the built-in validators must give the very same.
+        let built = builtin();
+        let mut linked = built.clone();
+        let names: Vec<String> = builtin_validators().into_iter().map(|s| s.name).collect();
+        for r in &mut linked {
+            if r.validator
+                .as_ref()
+                .is_some_and(|v| names.contains(&v.name))
+            {
+                r.validator = None;
+            }
+        }
+        attach_validators(&mut linked, &builtin_validators());
+        let refs = |set: &[Rule]| -> Vec<Option<ValidatorRef>> {
+            set.iter().map(|r| r.validator.clone()).collect()
+        };
+        assert_eq!(refs(&built), refs(&linked));
+        let declarative = built
+            .iter()
+            .filter(|r| {
+                r.validator
+                    .as_ref()
+                    .is_some_and(|v| names.contains(&v.name))
+            })
+            .count();
+        assert!(declarative > 80, "{declarative}");
     }
 }
