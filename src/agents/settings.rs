@@ -371,7 +371,7 @@ fn install_text(
             (t.to_string(), s)
         }
     };
-    for event in agent.events() {
+    for event in agent.installs() {
         let root = parse(&text, path)?;
         let e = entry(agent, event, command);
         let Some(hooks) = root.get("hooks") else {
@@ -538,7 +538,7 @@ pub fn status(agent: Agent, scope: Scope, env: &Env) -> State {
         detected: agent.detected(scope, env),
         file_exists: path.is_file(),
         installed: Vec::new(),
-        missing: agent.events().iter().map(|e| e.name).collect(),
+        missing: agent.installs().map(|e| e.name).collect(),
         stale: Vec::new(),
         error: None,
         path: path.clone(),
@@ -559,7 +559,7 @@ pub fn status(agent: Agent, scope: Scope, env: &Env) -> State {
         }
     };
     let hooks = root.get("hooks").map(|m| &m.value);
-    for event in agent.events() {
+    for event in agent.installs() {
         let Some(arr) = hooks.and_then(|h| h.get(event.name)).map(|m| &m.value) else {
             continue;
         };
