@@ -13,10 +13,8 @@ pub(super) struct DisableKey {
 }
 
 /// What AWS's validator supplies (`Validator::actions`).
-pub(super) static ACTIONS: &[&dyn Action] = &[
-    &DisableKey { delete: false },
-    &DisableKey { delete: true },
-];
+pub(super) static ACTIONS: &[&dyn Action] =
+    &[&DisableKey { delete: false }, &DisableKey { delete: true }];
 
 /// AWS credentials in the operator's environment.
 pub(super) const OPERATOR_CREDENTIAL_VARS: &[&str] = &[
