@@ -20,8 +20,10 @@
 pub mod codex;
 mod json;
 mod settings;
+mod status;
 
-pub use settings::{overlaps, plan_install, plan_uninstall, status, Plan, State};
+pub use settings::{plan_install, plan_uninstall, Plan};
+pub use status::{overlaps, status, State};
 
 use std::path::{Path, PathBuf};
 
