@@ -20,11 +20,15 @@
 pub mod codex;
 mod json;
 mod settings;
+mod status;
 
-pub use settings::{overlaps, plan_install, plan_uninstall, status, Plan, State};
+pub use settings::{plan_install, plan_uninstall, Plan};
+pub use status::{overlaps, status, State};
 
 use std::path::{Path, PathBuf};
 
+/// A coding agent leakhound hooks into: the one type that `agents` (install, status, scrub)
+/// and `hook` (answering its events) share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Agent {
     Claude,
@@ -63,7 +67,10 @@ pub enum Stage {
     BeforePrompt,
 }
 
-/// One hook event leakhound registers for.
+/// One hook event of an agent's that `leakhound hook` answers: the agent's table of these
+/// (`Agent::events`) is the one list both `agents install` (the rows with `install`) and
+/// `hook` (every row) read, so an event cannot be installed and then refused, or answered
+/// under a name that nothing installs without saying why.
 #[derive(Debug, Clone, Copy)]
 pub struct Event {
     pub name: &'static str,
@@ -71,13 +78,29 @@ pub struct Event {
     /// The tool matcher written with it (`None`: no matcher, which every agent here reads as
     /// "all tools" or, for prompt events, has none).
     pub matcher: Option<&'static str>,
+    /// Whether `agents install` registers it. The rest are answered for a user who registers
+    /// them by hand (docs/agents.md names each): the same event under a name another
+    /// configuration of the agent sends, or one the install leaves out on purpose.
+    pub install: bool,
 }
 
+/// An event `agents install` registers.
 const fn ev(name: &'static str, stage: Stage, matcher: Option<&'static str>) -> Event {
     Event {
         name,
         stage,
         matcher,
+        install: true,
+    }
+}
+
+/// An event `hook` answers that `agents install` does not register.
+const fn by_hand(name: &'static str, stage: Stage) -> Event {
+    Event {
+        name,
+        stage,
+        matcher: None,
+        install: false,
     }
 }
 
@@ -104,12 +127,23 @@ const COPILOT: &[Event] = &[
     ev("postToolUse", AfterTool, None),
     ev("preToolUse", BeforeTool, None),
     ev("userPromptSubmitted", BeforePrompt, None),
+    // The VS Code-compatible names, sent when a hook is configured under them.
+    by_hand("PostToolUse", AfterTool),
+    by_hand("PreToolUse", BeforeTool),
+    by_hand("UserPromptSubmit", BeforePrompt),
+    // Copilot's rewritten prompt (docs/agents.md).
+    by_hand("userPromptTransformed", BeforePrompt),
 ];
 const CURSOR: &[Event] = &[
     ev("postToolUse", AfterTool, None),
     ev("beforeShellExecution", BeforeTool, None),
     ev("beforeMCPExecution", BeforeTool, None),
     ev("beforeSubmitPrompt", BeforePrompt, None),
+    // Cursor's other names for tool events (docs/agents.md's manual set-up).
+    by_hand("afterMCPExecution", AfterTool),
+    by_hand("afterShellExecution", AfterTool),
+    by_hand("preToolUse", BeforeTool),
+    by_hand("beforeReadFile", BeforeTool),
 ];
 
 /// How an agent's settings file holds hooks.
@@ -145,7 +179,8 @@ impl Agent {
         Agent::ALL.into_iter().find(|a| a.name() == s)
     }
 
-    /// The events leakhound answers, in the order they are written.
+    /// Every event `leakhound hook` answers for this agent: the installed ones first, in the
+    /// order they are written.
     pub fn events(self) -> &'static [Event] {
         match self {
             Agent::Claude => CLAUDE,
@@ -154,6 +189,16 @@ impl Agent {
             Agent::Copilot => COPILOT,
             Agent::Cursor => CURSOR,
         }
+    }
+
+    /// The events `agents install` registers, in the order they are written.
+    pub fn installs(self) -> impl Iterator<Item = &'static Event> {
+        self.events().iter().filter(|e| e.install)
+    }
+
+    /// The event called `name`, if leakhound answers it for this agent.
+    pub fn event(self, name: &str) -> Option<&'static Event> {
+        self.events().iter().find(|e| e.name == name)
     }
 
     pub(crate) fn layout(self) -> Layout {
@@ -363,5 +408,17 @@ mod tests {
         assert_eq!(c, "'/my tools/leakhound' hook cursor");
         assert!(is_leakhound_command(&c));
         assert!(!is_leakhound_command("npx prettier --write"));
+    }
+
+    #[test]
+    fn each_agent_names_an_event_once() {
+        for agent in Agent::ALL {
+            let mut names: Vec<&str> = agent.events().iter().map(|e| e.name).collect();
+            names.sort();
+            let n = names.len();
+            names.dedup();
+            assert_eq!(names.len(), n, "{} names an event twice", agent.name());
+            assert!(agent.installs().all(|e| agent.event(e.name).is_some()));
+        }
     }
 }

@@ -68,7 +68,7 @@ pub fn install(a: &AgentsArgs) -> Result<i32> {
         |agent| agents::plan_install(agent, scope, &env, &command_for(agent)?).map_err(Into::into),
         "already installed in",
         |agent, plan| {
-            let events: Vec<&str> = agent.events().iter().map(|e| e.name).collect();
+            let events: Vec<&str> = agent.installs().map(|e| e.name).collect();
             let backup = if plan.before.is_some() && plan.backup_path().exists() {
                 format!(" (backup: {})", shown(&plan.backup_path()))
             } else {

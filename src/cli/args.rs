@@ -393,19 +393,6 @@ pub enum AgentArg {
     Cursor,
 }
 
-impl From<AgentArg> for crate::hook::Agent {
-    fn from(a: AgentArg) -> Self {
-        use crate::hook::Agent;
-        match a {
-            AgentArg::Claude => Agent::Claude,
-            AgentArg::Codex => Agent::Codex,
-            AgentArg::Gemini => Agent::Gemini,
-            AgentArg::Copilot => Agent::Copilot,
-            AgentArg::Cursor => Agent::Cursor,
-        }
-    }
-}
-
 #[derive(Args)]
 pub struct McpArgs {
     /// Mask client requests too (tool-call arguments), not only what the server sends.

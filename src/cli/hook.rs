@@ -6,8 +6,9 @@
 use super::args::HookArgs;
 use super::setup::quick_masking_engine;
 use super::EXIT_CLEAN;
+use crate::agents::Agent;
 use crate::engine::Engine;
-use crate::hook::{self, Agent, Answer, Event, Outcome};
+use crate::hook::{self, Answer, Event, Outcome};
 use crate::model::Finding;
 use crate::respond::Audit;
 use anyhow::{Context as _, Result};

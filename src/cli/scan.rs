@@ -43,9 +43,9 @@ pub fn scan(a: ScanArgs) -> Result<i32> {
             ignored_secret_files: !a.no_ignored_secret_files,
             shard,
         };
-        s.scan(r, |sc| sc.paths(&opts, &print_warning))
+        s.scan(|sc| sc.paths(&opts, &print_warning))
     };
-    s.deliver(noted(outcome, shard), r)
+    s.deliver(noted(outcome, shard))
 }
 
 /// A shard's outcome carries its notes (which shard it is, at least) into its JSON report.
@@ -94,11 +94,11 @@ pub fn git(a: GitArgs) -> Result<i32> {
         shard,
     };
     let outcome = s
-        .scan(r, |sc| sc.git(&dirs, &opts, &print_warning))
+        .scan(|sc| sc.git(&dirs, &opts, &print_warning))
         // Only a run of one repository fails on it: name it.
         .with_context(|| dirs[0].0.display().to_string())?;
     let n = outcome.findings.len();
-    let code = s.deliver(noted(outcome, shard), r)?;
+    let code = s.deliver(noted(outcome, shard))?;
     if a.staged && code == EXIT_FINDINGS {
         eprintln!(
             "leakhound: commit blocked: {n} secret(s) in staged changes. Remove them (and rotate \
@@ -132,8 +132,8 @@ pub fn image(a: ImageArgs) -> Result<i32> {
         max_file_size: a.input.max_size(),
         shard,
     };
-    let outcome = s.scan(r, |sc| sc.images(&refs, &opts, &print_warning))?;
-    s.deliver(noted(outcome, shard), r)
+    let outcome = s.scan(|sc| sc.images(&refs, &opts, &print_warning))?;
+    s.deliver(noted(outcome, shard))
 }
 
 /// Where a listed repository's paths are reported: under its line, as written.
@@ -166,7 +166,7 @@ pub fn env(a: EnvArgs) -> Result<i32> {
         let home = credential_files(&s, runtime::home_files(&home()), shard);
         outcome = outcome.merge(home);
     }
-    s.deliver(noted(outcome, shard), r)
+    s.deliver(noted(outcome, shard))
 }
 
 fn home() -> PathBuf {
@@ -270,7 +270,7 @@ pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
         warnings.push(("instance metadata service".to_string(), v1));
     }
     outcome = outcome.merge(s.scanner.held(&found.blobs, &warnings));
-    let code = s.deliver(outcome, r)?;
+    let code = s.deliver(outcome)?;
     super::setup::say(&coverage);
     // An IMDSv1 endpoint is an exposure of its own, with or without a role behind it today.
     Ok(if imds_v1 && code == EXIT_CLEAN {

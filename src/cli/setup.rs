@@ -85,29 +85,24 @@ fn engine_for(cfg: &Config, extra: &[PathBuf], startup: Startup) -> Result<Engin
     Ok(engine.with_fingerprint_key(fingerprint_key(cfg)?))
 }
 
-/// The built-in rules with the config's and `extra` rule files, less the disabled ones.
+/// The rule set `rules::load_set` loads: the built-in rules with the config's and `extra`
+/// rule files, less the disabled ones; its notes said, its validators registered.
 pub fn rule_set(cfg: &Config, extra: &[PathBuf]) -> Result<Vec<rules::Rule>> {
     rule_set_from(rules::builtin(), cfg, extra)
 }
 
-/// [`rule_set`] over `set`, the built-in rules with or without their examples.
+/// [`rule_set`] over `base`, the built-in rules with or without their examples.
 fn rule_set_from(
-    mut set: Vec<rules::Rule>,
+    base: Vec<rules::Rule>,
     cfg: &Config,
     extra: &[PathBuf],
 ) -> Result<Vec<rules::Rule>> {
-    for files in [&cfg.rules.files[..], extra] {
-        let loaded = rules::load_files(files)?;
-        for n in &loaded.notes {
-            say(&format!("note: {n}"));
-        }
-        crate::validate::http::register(loaded.validators.clone());
-        loaded
-            .merge_into(&mut set)
-            .context("a gitleaks config's allowlist targetRules or disabledRules")?;
+    let set = rules::load_set_from(base, &[&cfg.rules.files, extra], &cfg.rules.disable)?;
+    for n in &set.notes {
+        say(&format!("note: {n}"));
     }
-    rules::disable(&mut set, &cfg.rules.disable).context("rules.disable")?;
-    Ok(set)
+    crate::validate::http::register(set.validators);
+    Ok(set.rules)
 }
 
 /// The engine for `set`, after the operator's rules (all but the built-in ones) passed their
@@ -277,9 +272,54 @@ pub struct Session {
     hooks: Vec<Hook>,
     validation: crate::validate::Options,
     pub out: Output,
-    min_confidence: Confidence,
+    /// The report flags, resolved once in [`Session::new`].
+    settings: Settings,
     /// What makes the exit code 1 when a command decides it rather than `--fail-on`.
     fail_on: Option<crate::deliver::FailOn>,
+}
+
+/// What the report flags ask of the stages after the scan, resolved once when the session
+/// starts (ripgrep's low-level arguments made high-level): no clap type reaches
+/// [`Session::deliver`].
+struct Settings {
+    format: crate::report::Format,
+    /// `--format human`: a progress line may be shown on a terminal.
+    progress: bool,
+    color: bool,
+    validate: bool,
+    reach: bool,
+    fail_on: crate::deliver::FailOn,
+    show_secrets: bool,
+    min_confidence: Confidence,
+    strict: bool,
+    audit_log: Option<PathBuf>,
+    write_baseline: Option<PathBuf>,
+}
+
+impl Settings {
+    /// `confidence` is the command's default `--min-confidence`; `out` decides `--color auto`.
+    fn new(r: &ReportArgs, confidence: Confidence, out: &Output) -> Settings {
+        let color = match r.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        Settings {
+            format: r.format.into(),
+            progress: r.format == FormatArg::Human,
+            color,
+            validate: r.validate,
+            reach: r.reach,
+            fail_on: r.fail_on.into(),
+            show_secrets: r.show_secrets,
+            min_confidence: r.min_confidence.map_or(confidence, Into::into),
+            strict: r.strict,
+            audit_log: r.audit_log.clone(),
+            write_baseline: r.write_baseline.clone(),
+        }
+    }
 }
 
 impl Session {
@@ -303,19 +343,25 @@ impl Session {
             hooks.push(Hook::rotate());
         }
         let scanner = Scanner::new(engine, policy);
+        let out = open_output(r.output.as_deref())?;
         Ok(Session {
             scanner,
             hooks,
-            validation: validation_options(&cfg, r.rules.config.is_some()),
-            out: open_output(r.output.as_deref())?,
-            min_confidence: r.min_confidence.map_or(confidence, Into::into),
+            validation: crate::validate::Options {
+                validate_hosts: r.validate_hosts,
+                ..validation_options(&cfg, r.rules.config.is_some())
+            },
+            settings: Settings::new(r, confidence, &out),
+            out,
             fail_on: None,
         })
     }
 
     /// Run `scan` with a progress line on a terminal.
-    pub fn scan<T>(&self, r: &ReportArgs, scan: impl FnOnce(&Scanner) -> T) -> T {
-        with_progress(&self.scanner, r.format, || scan(&self.scanner))
+    pub fn scan<T>(&self, scan: impl FnOnce(&Scanner) -> T) -> T {
+        with_progress(&self.scanner, self.settings.progress, || {
+            scan(&self.scanner)
+        })
     }
 
     /// Let the command, not `--fail-on`, say what makes the exit code 1.
@@ -325,7 +371,8 @@ impl Session {
     }
 
     /// Hand the outcome to the stages after the scan; the exit code.
-    pub fn deliver(mut self, mut o: Outcome, r: &ReportArgs) -> Result<i32> {
+    pub fn deliver(mut self, mut o: Outcome) -> Result<i32> {
+        let r = &self.settings;
         if r.strict {
             // Any input not read fails the run, as one named on the command line does.
             o.summary.failed_inputs = o.summary.failed_inputs.max(o.summary.skipped_unreadable);
@@ -338,25 +385,17 @@ impl Session {
         })?;
         let mut validation = self.validation.clone();
         validation.key = self.scanner.engine().fingerprint_key().clone();
-        validation.validate_hosts = r.validate_hosts;
-        let color = match r.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                self.out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        };
         let delivery = Delivery {
             validate: r.validate,
             validation,
             reach: r.reach,
             hooks: &self.hooks,
             audit,
-            fail_on: self.fail_on.unwrap_or(r.fail_on.into()),
-            format: r.format.into(),
-            human: HumanOptions { color },
+            fail_on: self.fail_on.unwrap_or(r.fail_on),
+            format: r.format,
+            human: HumanOptions { color: r.color },
             show_secrets: r.show_secrets,
-            min_confidence: self.min_confidence,
+            min_confidence: r.min_confidence,
         };
         let mut baseline = match &r.write_baseline {
             Some(p) => Some((open_output(Some(p))?, p)),
@@ -404,9 +443,10 @@ pub fn print_warning(w: &Warning) {
     )
 }
 
-/// A progress line on stderr while a long scan runs, only when stderr is a terminal.
-fn with_progress<T>(scanner: &Scanner, format: FormatArg, f: impl FnOnce() -> T) -> T {
-    if !std::io::stderr().is_terminal() || format != FormatArg::Human || quiet() {
+/// A progress line on stderr while a long scan runs (`shown`: the report is human), only when
+/// stderr is a terminal.
+fn with_progress<T>(scanner: &Scanner, shown: bool, f: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() || !shown || quiet() {
         return f();
     }
     let done = AtomicBool::new(false);

@@ -213,17 +213,15 @@ pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {
 pub fn check_rules(files: &[PathBuf]) -> Result<i32> {
     // Files are checked beside the built-in set, as a scan that loads them checks them: a
     // built-in rule that takes an example's secret first fails the example here too.
-    let mut set = rules::builtin();
+    let loaded = rules::load_set(&[files], &[])?;
+    for n in &loaded.notes {
+        eprintln!("leakhound: note: {n}");
+    }
+    crate::validate::http::register(loaded.validators);
+    let set = loaded.rules;
     let n = if files.is_empty() {
         set.len()
     } else {
-        let loaded = rules::load_files(files)?;
-        for n in &loaded.notes {
-            eprintln!("leakhound: note: {n}");
-        }
-        set.extend(loaded.rules);
-        rules::attach_validators(&mut set, &loaded.validators);
-        crate::validate::http::register(loaded.validators);
         set.iter().filter(|r| !rules::is_builtin(r)).count()
     };
     let unknown = crate::validate::check_rules(&set);

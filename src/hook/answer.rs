@@ -2,9 +2,9 @@
 //! are listed in `docs/agents.md`; the fixtures in `tests/fixtures/agents/` follow them.
 
 use super::{
-    mask, reason, rules_of, text_of, withheld_copy, Agent, Answer, Event, HookError, Kind, Outcome,
-    WITHHELD,
+    mask, reason, rules_of, text_of, withheld_copy, Answer, Event, HookError, Outcome, WITHHELD,
 };
+use crate::agents::{Agent, Stage};
 use crate::filter::Masking;
 use serde_json::{json, Map, Value};
 
@@ -13,40 +13,22 @@ use serde_json::{json, Map, Value};
 pub(super) fn classify(
     agent: Agent,
     doc: &Map<String, Value>,
-) -> Result<(String, Kind), HookError> {
+) -> Result<(String, Stage), HookError> {
     let name = match doc.get("hook_event_name") {
         Some(Value::String(n)) => n.clone(),
         Some(_) => return Err(HookError::Field("hook_event_name")),
         None if agent == Agent::Copilot => copilot_event(doc).to_string(),
         None => return Err(HookError::Field("hook_event_name")),
     };
-    use Kind::*;
-    let kind = match (agent, name.as_str()) {
-        (Agent::Claude | Agent::Codex, "PostToolUse") => AfterTool,
-        (Agent::Claude | Agent::Codex, "UserPromptSubmit") => BeforePrompt,
-        (Agent::Claude | Agent::Codex, "PreToolUse") => BeforeTool,
-        (Agent::Gemini, "AfterTool") => AfterTool,
-        (Agent::Gemini, "BeforeAgent") => BeforePrompt,
-        (Agent::Gemini, "BeforeTool") => BeforeTool,
-        (Agent::Copilot, "postToolUse" | "PostToolUse") => AfterTool,
-        (Agent::Copilot, "userPromptSubmitted" | "UserPromptSubmit" | "userPromptTransformed") => {
-            BeforePrompt
-        }
-        (Agent::Copilot, "preToolUse" | "PreToolUse") => BeforeTool,
-        (Agent::Cursor, "postToolUse" | "afterMCPExecution" | "afterShellExecution") => AfterTool,
-        (Agent::Cursor, "beforeSubmitPrompt") => BeforePrompt,
-        (
-            Agent::Cursor,
-            "preToolUse" | "beforeShellExecution" | "beforeMCPExecution" | "beforeReadFile",
-        ) => BeforeTool,
-        _ => {
-            return Err(HookError::Unknown {
-                agent: agent.name(),
-                len: name.chars().count(),
-            })
-        }
-    };
-    Ok((name, kind))
+    // `agents`' table is the one list of what is answered, installed or not.
+    let stage = agent
+        .event(&name)
+        .map(|e| e.stage)
+        .ok_or(HookError::Unknown {
+            agent: agent.name(),
+            len: name.chars().count(),
+        })?;
+    Ok((name, stage))
 }
 
 /// A Copilot camelCase payload's event, from the fields only it has.
@@ -66,10 +48,10 @@ fn copilot_event(doc: &Map<String, Value>) -> &'static str {
 }
 
 pub(super) fn answer(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
-    match ev.kind {
-        Kind::AfterTool => after_tool(ev, masking),
-        Kind::BeforePrompt => before_prompt(ev, masking),
-        Kind::BeforeTool => before_tool(ev, masking),
+    match ev.stage {
+        Stage::AfterTool => after_tool(ev, masking),
+        Stage::BeforePrompt => before_prompt(ev, masking),
+        Stage::BeforeTool => before_tool(ev, masking),
     }
 }
 
@@ -99,7 +81,7 @@ fn unwrap_json_string(v: &Value) -> Value {
 
 /// The top-level field of `ev` that its answer masks (a tool's result), if it masks one.
 pub(super) fn masked_field(ev: &Event) -> Option<&'static str> {
-    if ev.kind != Kind::AfterTool {
+    if ev.stage != Stage::AfterTool {
         return None;
     }
     Some(match ev.agent {
@@ -317,8 +299,8 @@ fn deny_tool(ev: &Event, why: &str) -> Value {
 pub(super) fn withheld(ev: &Event) -> Answer {
     let mut answer = Answer::clean();
     answer.outcome = Outcome::Withheld;
-    answer.stdout = match ev.kind {
-        Kind::AfterTool => match ev.agent {
+    answer.stdout = match ev.stage {
+        Stage::AfterTool => match ev.agent {
             Agent::Claude => {
                 let copy = ev
                     .doc
@@ -340,7 +322,7 @@ pub(super) fn withheld(ev: &Event) -> Answer {
                 )})
             }
         },
-        Kind::BeforePrompt => match ev.agent {
+        Stage::BeforePrompt => match ev.agent {
             Agent::Copilot if ev.name == "userPromptTransformed" => {
                 json!({"modifiedTransformedPrompt": WITHHELD})
             }
@@ -350,7 +332,7 @@ pub(super) fn withheld(ev: &Event) -> Answer {
                 "leakhound could not scan this prompt; it was not sent",
             ),
         },
-        Kind::BeforeTool => deny_tool(
+        Stage::BeforeTool => deny_tool(
             ev,
             "leakhound could not scan this tool call; it did not run",
         ),

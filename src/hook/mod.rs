@@ -18,6 +18,7 @@
 
 mod answer;
 
+use crate::agents::{Agent, Stage};
 use crate::engine::Engine;
 use crate::filter::Masking;
 use crate::model::Finding;
@@ -25,39 +26,6 @@ use serde_json::Value;
 
 /// The notice a tool's output is replaced with when it could not be scanned (fail closed).
 pub const WITHHELD: &str = "withheld: leakhound could not scan this output";
-
-/// The agents whose hooks leakhound answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    Claude,
-    Codex,
-    Gemini,
-    Copilot,
-    Cursor,
-}
-
-impl Agent {
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Copilot => "copilot",
-            Agent::Cursor => "cursor",
-        }
-    }
-}
-
-/// What an event is about, whatever the agent calls it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A tool ran; its result goes to the model next.
-    AfterTool,
-    /// A prompt is about to be sent.
-    BeforePrompt,
-    /// A tool is about to run with these arguments.
-    BeforeTool,
-}
 
 /// Why an event could not be answered. Messages never quote the event's content (it may be
 /// the very secret), only field and event names.
@@ -84,7 +52,7 @@ pub struct Event {
     /// The event's name as the agent spells it (`PostToolUse`, `postToolUse`,
     /// `beforeShellExecution`).
     name: String,
-    kind: Kind,
+    stage: Stage,
     doc: serde_json::Map<String, Value>,
 }
 
@@ -93,7 +61,7 @@ impl std::fmt::Debug for Event {
         f.debug_struct("Event")
             .field("agent", &self.agent)
             .field("name", &self.name)
-            .field("kind", &self.kind)
+            .field("stage", &self.stage)
             .field("doc", &format_args!("<{} fields>", self.doc.len()))
             .finish()
     }
@@ -165,11 +133,11 @@ pub fn parse(agent: Agent, input: &[u8]) -> Result<Event, HookError> {
     let Value::Object(doc) = doc else {
         return Err(HookError::NotObject);
     };
-    let (name, kind) = answer::classify(agent, &doc)?;
+    let (name, stage) = answer::classify(agent, &doc)?;
     Ok(Event {
         agent,
         name,
-        kind,
+        stage,
         doc,
     })
 }
@@ -181,8 +149,8 @@ impl Event {
     pub fn name(&self) -> &str {
         &self.name
     }
-    pub fn kind(&self) -> Kind {
-        self.kind
+    pub fn stage(&self) -> Stage {
+        self.stage
     }
 
     /// The answer to this event: masked output, a block, or the agent's no-op. Every secret

@@ -3,20 +3,16 @@
 //!
 //! A command hook gets the finding as JSON on stdin — redacted unless the hook sets
 //! `with_secret` — and nothing secret in its argv or environment: the child inherits the
-//! operator's environment minus AWS credential variables (unless `pass_env` names them). Each
+//! operator's environment minus the providers' credential variables
+//! ([`crate::validate::operator_credential_vars`], unless `pass_env` names them). Each
 //! (finding fingerprint, hook) runs at most once: a hook that succeeded is recorded under the
 //! state directory and not run again by later runs.
 
-#[cfg(feature = "aws")]
-mod iam;
-#[cfg(not(feature = "aws"))]
-#[path = "iam_offline.rs"]
-mod iam;
 mod rotate;
 
 use crate::model::{Finding, HookRun, Status};
 use crate::policy::{HookConfig, When};
-use crate::validate::{Checked, Credential, ReachChecked};
+use crate::validate::{Action, Checked, Credential, ReachChecked};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use std::collections::HashMap;
@@ -50,10 +46,8 @@ pub struct Hook {
 
 enum Kind {
     Command(Vec<String>),
-    /// Built in: set a live AWS key Inactive (or delete it) through IAM, then check it again.
-    DisableAwsKey {
-        delete: bool,
-    },
+    /// Built in, supplied by a provider's validator; the credential is checked again after.
+    Action(&'static dyn Action),
     /// Built in, by `--rotate`: the key revokes itself with its provider's request.
     Revoke,
 }
@@ -93,19 +87,23 @@ impl Hook {
         let kind = match (&c.command, c.action.as_deref()) {
             (Some(cmd), None) if !cmd.is_empty() => Kind::Command(cmd.clone()),
             (Some(_), None) => return Err(err("command is empty".into())),
-            (None, Some("aws-deactivate-key")) => Kind::DisableAwsKey { delete: false },
-            (None, Some("aws-delete-key")) => Kind::DisableAwsKey { delete: true },
-            (None, Some(a)) => {
-                return Err(err(format!(
-                    "unknown action {a:?} (built in: aws-deactivate-key, aws-delete-key)"
-                )))
-            }
+            (None, Some(a)) => match crate::validate::action(a) {
+                Some(action) => Kind::Action(action),
+                None => {
+                    let names: Vec<&str> = crate::validate::actions().map(|a| a.name()).collect();
+                    return Err(err(format!(
+                        "unknown action {a:?} (built in: {})",
+                        names.join(", ")
+                    )));
+                }
+            },
             (Some(_), Some(_)) => return Err(err("give command or action, not both".into())),
             (None, None) => return Err(err("needs a command or an action".into())),
         };
-        if let Kind::DisableAwsKey { .. } = kind {
-            let action = c.action.as_deref().unwrap_or_default();
-            iam::available().map_err(|why| err(format!("action {action:?}: {why}")))?;
+        if let Kind::Action(action) = kind {
+            action
+                .available()
+                .map_err(|why| err(format!("action {:?}: {why}", action.name())))?;
         }
         let words = match &c.when {
             When::One(w) => vec![w.clone()],
@@ -153,23 +151,14 @@ impl Hook {
             (Some(status), Some(s)) => s.contains(&status),
             (None, Some(_)) => false,
         };
-        // An IAM action acts on a key, so it takes the key id finding of each credential.
         let kind_ok = match self.kind {
             Kind::Command(_) => true,
-            Kind::DisableAwsKey { .. } => f.public && f.is_part_of("aws"),
+            Kind::Action(a) => a.takes(f),
             Kind::Revoke => rotate::wants(f),
         };
         kind_ok && status_ok && self.rules.as_ref().is_none_or(|r| r.is_match(&f.rule_id))
     }
 }
-
-/// AWS credentials in the operator's environment stay out of hooks unless passed on purpose.
-const AWS_CREDENTIAL_VARS: &[&str] = &[
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_SECURITY_TOKEN",
-];
 
 /// Run every hook on the findings it wants, once per (fingerprint, hook) across runs.
 pub fn run_hooks(
@@ -270,13 +259,11 @@ fn execute(
     let command = match &h.kind {
         Kind::Command(c) => c,
         Kind::Revoke => return rotate::run(f, set, opts, after),
-        Kind::DisableAwsKey { delete } => {
-            let key_id = f.secret.reveal();
+        Kind::Action(action) => {
             let mut run = ended("ok", None);
-            match iam::disable(&key_id, *delete, &opts.region) {
-                Ok(user) => {
-                    let done = if *delete { "deleted" } else { "set Inactive" };
-                    run.detail = Some(format!("key {key_id} of IAM user {user} {done}"));
+            match action.act(f, opts) {
+                Ok(done) => {
+                    run.detail = Some(done);
                     // Check again with the leaked set itself: it should no longer work.
                     if let Some(set) = set {
                         let v = crate::validate::check_now(set, opts);
@@ -307,7 +294,8 @@ fn execute(
         .env("LEAKHOUND_HOOK", &h.name)
         // The key that makes fingerprints irreversible is not the hook's to hold.
         .env_remove(crate::policy::FINGERPRINT_KEY_VAR);
-    for v in AWS_CREDENTIAL_VARS {
+    // The operator's own provider credentials stay out of hooks unless passed on purpose.
+    for v in crate::validate::operator_credential_vars() {
         if !h.pass_env.iter().any(|p| p == v) {
             cmd.env_remove(v);
         }
@@ -408,7 +396,7 @@ fn kill_group(child: &mut std::process::Child) {
 }
 
 /// `--audit-log FILE`: one JSON line per validation and per hook run, appended; never a
-/// secret (AWS key ids are identifiers and are included).
+/// secret (public parts, such as key ids, are identifiers and are included).
 #[derive(Default)]
 pub struct Audit {
     file: Option<std::fs::File>,
@@ -484,7 +472,7 @@ impl Audit {
     /// What `leakhound hook` did with one agent event: one line per secret it masked or
     /// blocked, or one line without a finding when it withheld an output it could not scan.
     pub fn agent_hook(&mut self, agent: &str, event: &str, outcome: &str, f: Option<&Finding>) {
-        // Only identifiers (AWS key ids) are named; secrets never.
+        // Only identifiers (public parts, such as key ids) are named; secrets never.
         let key_id = f.and_then(|f| f.public.then(|| f.secret.reveal()));
         self.line(serde_json::json!({
             "time": crate::model::now_rfc3339(),
@@ -502,7 +490,7 @@ impl Audit {
     }
 
     fn hook(&mut self, f: &Finding, r: &HookRun) {
-        // Only identifiers (AWS key ids) are named; secrets never.
+        // Only identifiers (public parts, such as key ids) are named; secrets never.
         let key_id = f.public.then(|| f.secret.reveal());
         self.line(serde_json::json!({
             "time": crate::model::now_rfc3339(),

@@ -8,7 +8,10 @@
 
 pub mod facts;
 pub mod gitleaks;
+mod set;
 pub mod validator;
+
+pub use set::{load_set, load_set_from, RuleSet, SetError};
 
 use serde::Deserialize;
 use std::path::PathBuf;

@@ -10,6 +10,7 @@
 //! with the reason. Results are cached in memory and on disk, keyed by a keyed hash of the
 //! credential.
 
+mod action;
 pub mod aws;
 pub mod bedrock;
 mod cache;
@@ -26,6 +27,7 @@ use std::time::Duration;
 
 pub use crate::model::{now_rfc3339, Status};
 pub use crate::policy::state_dir;
+pub use action::{action, actions, operator_credential_vars, Action};
 
 /// One provider's credentials: how their parts pair, what they carry offline, how to check
 /// them. Implementations hold no state; a run's settings come in [`Options`].
@@ -69,6 +71,16 @@ pub trait Validator: Sync {
     /// the operator's config overrode where it goes; for the audit log and the report.
     fn endpoint(&self, _opts: &Options) -> Option<(String, bool)> {
         None
+    }
+    /// The built-in responses this provider offers for its live credentials (a hook's
+    /// `action`); none by default.
+    fn actions(&self) -> &'static [&'static dyn Action] {
+        &[]
+    }
+    /// The environment variables holding the operator's own credentials for this provider,
+    /// which command hooks do not inherit unless they ask (`pass_env`).
+    fn operator_credential_vars(&self) -> &'static [&'static str] {
+        &[]
     }
     /// What each live credential (with the identity its check named) can do, asked with the
     /// credential's own read-only calls, in order. Providers without a way to tell say so.

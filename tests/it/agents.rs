@@ -1021,31 +1021,82 @@ fn scrub_force_keeps_every_line_a_writer_appends_meanwhile() {
     }
 }
 
-/// The events `agents install` writes and the ones `hook` answers are one table: every
-/// installed event is answered (not refused as unknown), and every agent installs an event
-/// of each kind, the prompt included (Codex and Gemini once lacked theirs).
+/// Each agent has one table of events (`Agent::events`), read by both `agents install` and
+/// `hook`: what install writes into a fresh settings file is exactly the table's `install`
+/// rows, every row is answered (not refused as unknown), a name outside the table is refused,
+/// and every agent installs an event of each stage, the prompt included (Codex and Gemini
+/// once lacked theirs; Gemini's `BeforeAgent` was once answered but not installed).
 #[test]
-fn every_installed_event_is_answered_and_every_kind_is_installed() {
-    use leakhound::agents::{Agent, Stage};
+fn every_installed_event_is_answered_and_every_answered_event_is_in_the_table() {
+    use leakhound::agents::{Agent, Env, Scope, Stage};
     let sb = crate::util::Sandbox::new();
+    let home = tempfile::tempdir().unwrap();
+    let env = Env {
+        home: home.path().to_path_buf(),
+        project: home.path().join("project"),
+        claude_dir: None,
+        codex_home: None,
+        copilot_home: None,
+    };
+    let answered = |agent: Agent, name: &str| {
+        let doc = serde_json::json!({"hook_event_name": name});
+        let r = sb.run_stdin(&["hook", agent.name()], Some(doc.to_string().as_bytes()));
+        let refused = r.stderr.contains("not one leakhound");
+        assert!(
+            refused || r.stderr.contains("the event has no"),
+            "{} {name}: {}",
+            agent.name(),
+            r.stderr
+        );
+        !refused
+    };
     for agent in Agent::ALL {
-        let events = agent.events();
+        let installs: Vec<&str> = agent.installs().map(|e| e.name).collect();
         for stage in [Stage::AfterTool, Stage::BeforeTool, Stage::BeforePrompt] {
             assert!(
-                events.iter().any(|e| e.stage == stage),
+                agent.installs().any(|e| e.stage == stage),
                 "{} installs no {stage:?} event",
                 agent.name()
             );
         }
-        for e in events {
-            let doc = serde_json::json!({"hook_event_name": e.name});
-            let r = sb.run_stdin(&["hook", agent.name()], Some(doc.to_string().as_bytes()));
+        // What install writes: the `hooks` object's keys in a new settings file.
+        let plan =
+            leakhound::agents::plan_install(agent, Scope::User, &env, "leakhound hook x").unwrap();
+        let written: serde_json::Value = serde_json::from_str(plan.after.as_deref().unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", agent.name()));
+        let mut keys: Vec<&str> = written["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut want = installs.clone();
+        keys.sort();
+        want.sort();
+        assert_eq!(keys, want, "{} writes its install rows", agent.name());
+        for e in agent.events() {
             assert!(
-                r.stderr.contains("the event has no") && !r.stderr.contains("not one leakhound"),
-                "{} {}: {}",
+                answered(agent, e.name),
+                "{} {} is answered",
                 agent.name(),
-                e.name,
-                r.stderr
+                e.name
+            );
+        }
+        // Names every other agent answers, and one no agent does: answered only if in this
+        // agent's own table.
+        let mut others: Vec<&str> = Agent::ALL
+            .iter()
+            .flat_map(|a| a.events().iter().map(|e| e.name))
+            .collect();
+        others.push("SessionStart");
+        others.sort();
+        others.dedup();
+        for name in others {
+            assert_eq!(
+                answered(agent, name),
+                agent.event(name).is_some(),
+                "{} {name}",
+                agent.name()
             );
         }
     }

@@ -277,3 +277,32 @@ fn the_architecture_page_is_the_module_graph() {
         d.join("\n")
     );
 }
+
+/// `respond` runs hooks and built-in actions without naming a provider: the actions, their
+/// IAM calls and the operator's credential variables are the validators' (`validate::Action`,
+/// `Validator::actions`, `Validator::operator_credential_vars`), as the rest of AWS is.
+#[test]
+fn respond_names_no_provider() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/respond");
+    let mut files = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap().to_lowercase();
+        files += 1;
+        for name in ["aws", "iam", "sts", "bedrock"] {
+            let hits: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    l.match_indices(name).any(|(i, _)| {
+                        // A word of its own, not a piece of one (`iam` in `diameter`).
+                        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+                        !word(l[..i].chars().next_back())
+                            && !word(l[i + name.len()..].chars().next())
+                    })
+                })
+                .collect();
+            assert!(hits.is_empty(), "{} names {name}: {hits:?}", p.display());
+        }
+    }
+    assert!(files >= 1, "read {}", dir.display());
+}

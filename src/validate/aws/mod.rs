@@ -5,6 +5,13 @@
 //! validation: a set is checked with STS GetCallerIdentity ([`sts`]), unless its account is
 //! a known canary (honeytoken) account, whose owner a check would alert.
 
+mod actions;
+// IAM's responses to a live key; without the AWS SDK, a stand-in that refuses them.
+#[cfg(feature = "aws")]
+mod iam;
+#[cfg(not(feature = "aws"))]
+#[path = "iam_offline.rs"]
+mod iam;
 pub mod policy;
 #[cfg(feature = "aws")]
 mod reach;
@@ -163,6 +170,14 @@ fn part_of(f: &Finding) -> Option<&str> {
 impl Validator for Aws {
     fn name(&self) -> &'static str {
         "aws"
+    }
+
+    fn actions(&self) -> &'static [&'static dyn super::Action] {
+        actions::ACTIONS
+    }
+
+    fn operator_credential_vars(&self) -> &'static [&'static str] {
+        actions::OPERATOR_CREDENTIAL_VARS
     }
 
     fn parts(&self) -> &'static [&'static str] {
