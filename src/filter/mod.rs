@@ -183,7 +183,10 @@ impl<'e> Masker<'e> {
                 spans.push((p, end, Label::Partial));
             }
         } else {
-            if let Some(h) = self.engine.multiline_pending(&hay, &detection.plain) {
+            if let Some(h) = self
+                .engine
+                .multiline_pending(&hay, &detection.plain, CONTEXT)
+            {
                 upto = upto.min(h.max(base));
             }
             // A line longer than any match: forward all but the last window.
