@@ -90,6 +90,10 @@ fn with_facts(
             t.insert("group".into(), toml::Value::Integer(g as i64));
         }
         t.insert("spans_lines".into(), toml::Value::Boolean(f.spans_lines));
+        t.insert(
+            "secret_spans_lines".into(),
+            toml::Value::Boolean(f.secret_spans_lines),
+        );
         t.insert("fixed_prefix".into(), toml::Value::Boolean(f.fixed_prefix));
         table.insert("_facts".into(), toml::Value::Table(t));
     }

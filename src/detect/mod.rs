@@ -164,9 +164,13 @@ impl Detection {
             let rule = &rules[d.at.rule];
             let mut f = f.decoded(d.encoding, &d.secret, key);
             // A checksum is the decoded token's, not its encoding's.
-            if rule.checksum.is_some() {
-                f.confidence =
-                    crate::engine::confidence::of(rule, &d.secret, model::place(provenance), b"");
+            if let Some(c) = rule.checksum {
+                (f.confidence, f.reasons) = if crate::engine::checksum_ok(c, &d.secret) {
+                    crate::engine::confidence::judge(rule, &d.secret, model::place(provenance), b"")
+                } else {
+                    let low = crate::rules::Confidence::Low;
+                    (low, crate::engine::confidence::checksum_failed())
+                };
             }
             f
         }));

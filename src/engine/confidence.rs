@@ -21,7 +21,23 @@ use crate::rules::{Checksum, Confidence, Rule};
 /// The confidence of `rule`'s finding of `secret` at `path` (the path within its source; a
 /// stream's name), with `before` the text of its line before it.
 pub fn of(rule: &Rule, secret: &[u8], path: &str, before: &[u8]) -> Confidence {
+    judge(rule, secret, path, before).0
+}
+
+/// [`of`], with the reasons for it: what the rule's confidence rests on (`"provider
+/// prefix"`, `"checksum passed"`, `"beside its companion"`, `"provider context"`, or
+/// `"context only"` for a generic rule), then what the value and its place say (`"generated-
+/// looking value"`, `"not generated-looking"`, `"strong value"`, `"weak value"`, `"test
+/// path"`, `"example"`, `"documentation"`, `"in a comment"`, `"no claims in payload"`,
+/// `"placeholder-looking"`). Fixed words, never a piece of the value: a report shows them.
+pub fn judge(
+    rule: &Rule,
+    secret: &[u8],
+    path: &str,
+    before: &[u8],
+) -> (Confidence, Vec<&'static str>) {
     let base = rule.confidence();
+    let mut why = vec![start_reason(rule)];
     if rule.generic {
         // A password known by its context (`curl -u user:…`) is one a person chose: it
         // rises when it is not weak, since chosen passwords rarely look generated.
@@ -30,21 +46,63 @@ pub fn of(rule: &Rule, secret: &[u8], path: &str, before: &[u8]) -> Confidence {
         } else {
             looks_generated(secret)
         };
-        if base == Confidence::Low && strong && !is_test_or_doc(path) {
-            return Confidence::Medium;
+        let place = place_kind(path);
+        if base == Confidence::Low {
+            why.push(match (strong, rule.password) {
+                (true, true) => "strong value",
+                (true, false) => "generated-looking value",
+                (false, true) => "weak value",
+                (false, false) => "not generated-looking",
+            });
+            if strong && place.is_none() {
+                return (Confidence::Medium, why);
+            }
+            why.extend(place);
         }
-        return base;
+        return (base, why);
     }
-    if rule.fixtures && (is_test_or_doc(path) || is_comment(before)) {
-        return Confidence::Low;
+    if rule.fixtures {
+        let place = place_kind(path).or(is_comment(before).then_some("in a comment"));
+        if let Some(p) = place {
+            why.push(p);
+            return (Confidence::Low, why);
+        }
     }
     if rule.password && is_weak_password(secret) {
-        return Confidence::Low;
+        why.push("weak value");
+        return (Confidence::Low, why);
     }
     if rule.checksum == Some(Checksum::Jwt) && jwt_without_claims(secret) {
-        return Confidence::Low;
+        why.push("no claims in payload");
+        return (Confidence::Low, why);
     }
-    base
+    // Only a masker's engine keeps a provider-shaped token that reads like a placeholder:
+    // masked, and reported as doubt.
+    if !rule.public && super::placeholder::is_placeholder(secret) {
+        why.push("placeholder-looking");
+        return (Confidence::Low, why);
+    }
+    (base, why)
+}
+
+/// What a rule's own confidence rests on, as [`Rule::confidence`] derives it.
+fn start_reason(rule: &Rule) -> &'static str {
+    if rule.generic {
+        "context only"
+    } else if rule.checksum.is_some() {
+        "checksum passed"
+    } else if rule.requires.is_some() {
+        "beside its companion"
+    } else if rule.pattern_facts().is_ok_and(|f| f.fixed_prefix) {
+        "provider prefix"
+    } else {
+        "provider context"
+    }
+}
+
+/// The reasons of a token whose checksum failed: kept only by a masker, reported `low`.
+pub fn checksum_failed() -> Vec<&'static str> {
+    vec!["checksum failed"]
 }
 
 /// Whether a line that begins with `before` is a comment: documentation's examples sit in
@@ -211,22 +269,35 @@ const DOC_EXTENSIONS: &[&str] = &["sample", "example", "template", "tmpl", "dist
 /// [`TEST_DIRS`], a test file by the conventions of Go, Python, JS/TS, Java and Rust, a
 /// README or changelog, or a sample or template extension.
 pub fn is_test_or_doc(path: &str) -> bool {
+    place_kind(path).is_some()
+}
+
+/// Which of those `path` is, as a finding's reason: `"test path"`, `"example"` or
+/// `"documentation"`; `None` for any other place.
+pub fn place_kind(path: &str) -> Option<&'static str> {
     let lower = path.to_ascii_lowercase();
     let mut parts = lower.split(['/', '\\']).filter(|p| !p.is_empty());
-    let Some(name) = parts.next_back() else {
-        return false;
+    let name = parts.next_back()?;
+    let kind_of_dir = |dir: &str| match dir {
+        "example" | "examples" | "sample" | "samples" | "demo" | "demos" => "example",
+        "doc" | "docs" | "documentation" => "documentation",
+        _ => "test path",
     };
     // A folder named for tests in part too: `aws-signing-test-suite`, `test_utils`.
-    if parts.any(|dir| {
-        TEST_DIRS.contains(&dir)
+    if let Some(dir) = parts.find(|dir| {
+        TEST_DIRS.contains(dir)
             || dir
                 .split(['-', '_', '.'])
                 .any(|part| ["test", "tests", "testing", "testdata", "fixtures"].contains(&part))
     }) {
-        return true;
+        return Some(if TEST_DIRS.contains(&dir) {
+            kind_of_dir(dir)
+        } else {
+            "test path"
+        });
     }
     let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
-    stem.starts_with("test_")
+    if stem.starts_with("test_")
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
         || stem.ends_with("_spec")
@@ -234,12 +305,16 @@ pub fn is_test_or_doc(path: &str) -> bool {
         || stem.ends_with(".spec")
         || stem.starts_with("conftest")
         || (ext == "java" && (stem.ends_with("test") || stem.ends_with("tests")))
-        || stem.contains("example")
-        || stem.contains("sample")
-        || ["readme", "changelog", "changes", "history", "pkg-info"]
-            .iter()
-            .any(|n| stem.starts_with(n))
-        || DOC_EXTENSIONS.contains(&ext)
+    {
+        return Some("test path");
+    }
+    if stem.contains("example") || stem.contains("sample") || DOC_EXTENSIONS.contains(&ext) {
+        return Some("example");
+    }
+    ["readme", "changelog", "changes", "history", "pkg-info"]
+        .iter()
+        .any(|n| stem.starts_with(n))
+        .then_some("documentation")
 }
 
 #[cfg(test)]
@@ -278,6 +353,60 @@ mod tests {
         ] {
             assert!(!is_test_or_doc(p), "{p}");
         }
+    }
+
+    /// Issue 27: each finding says why it has its confidence.
+    #[test]
+    fn reasons_say_what_moved_the_confidence() {
+        let rules = crate::rules::builtin();
+        let rule = |id: &str| rules.iter().find(|r| r.id == id).unwrap();
+        let pw = rule("generic.password");
+        assert_eq!(
+            judge(pw, b"tiger", "tests/db.py", b""),
+            (
+                Confidence::Low,
+                vec!["context only", "not generated-looking", "test path"]
+            )
+        );
+        let strong = b"Xk3#vQ9zLm2pW7rT";
+        assert_eq!(
+            judge(pw, strong, "app/settings.py", b""),
+            (
+                Confidence::Medium,
+                vec!["context only", "generated-looking value"]
+            )
+        );
+        assert_eq!(
+            judge(pw, strong, "docs/setup.py", b""),
+            (
+                Confidence::Low,
+                vec!["context only", "generated-looking value", "documentation"]
+            )
+        );
+        let chosen = rule("generic.password.weak");
+        assert_eq!(
+            judge(chosen, b"tiger", "app/settings.py", b""),
+            (Confidence::Low, vec!["context only", "weak value"])
+        );
+        let bcrypt = rule("pwhash.bcrypt");
+        let hash = format!(
+            "$2b$12${}",
+            "R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"
+        );
+        let (c, why) = judge(bcrypt, hash.as_bytes(), "src/users.py", b"    # ");
+        assert_eq!(
+            (c, why.last().copied()),
+            (Confidence::Low, Some("in a comment"))
+        );
+        let id = rule("aws.access-key-id");
+        assert_eq!(
+            judge(id, b"AKIAQYLPMN5HHHFPZAM2", "src/app.py", b""),
+            (Confidence::High, vec!["provider prefix"])
+        );
+        assert_eq!(place_kind("examples/app.py"), Some("example"));
+        assert_eq!(place_kind("README.md"), Some("documentation"));
+        assert_eq!(place_kind("pkg/foo_test.go"), Some("test path"));
+        assert_eq!(place_kind("src/main.rs"), None);
     }
 
     #[test]

@@ -72,9 +72,11 @@ struct Compiled {
     window: usize,
     /// (companion rule index, largest distance)
     requires: Option<(usize, usize)>,
-    /// Whether a match can contain a line feed (PEM blocks): a stream filter must then hold
-    /// more than the current line.
+    /// Whether a match can contain a line feed: a stream filter may then have to hold more
+    /// than the current line (see [`Engine::multiline_pending`]).
     spans_lines: bool,
+    /// Whether the secret itself can (a PEM block), not only the context before it.
+    secret_spans_lines: bool,
     /// The rule's `path` and allowlists, if it has any.
     scope: Option<scope::Scope>,
 }
@@ -283,16 +285,24 @@ impl Engine {
         self.compiled.iter().map(|c| c.window).max().unwrap_or(0)
     }
 
-    /// For a stream filter: the earliest offset that must still be held back because a rule
-    /// whose matches can span lines has a keyword hit whose match may not have arrived in
-    /// full (its window runs past the end of `hay` and none of `found` covers the hit).
-    pub fn multiline_pending(&self, hay: &[u8], found: &[Match]) -> Option<usize> {
+    /// For a stream filter that keeps `context` bytes of what it forwarded for its next scan:
+    /// the earliest offset that must still be held back because a rule whose matches can span
+    /// lines has a keyword hit whose match may not have arrived in full (its window runs past
+    /// the end of `hay` and none of `found` covers the hit).
+    ///
+    /// Only a rule whose *secret* can span lines (a PEM block) needs that, or one whose match
+    /// is longer than the context kept: when only the context before a secret spans lines (a
+    /// key id's line, then the secret on the next), the lines before the secret are no part
+    /// of it and go out at once, and the next scan still sees them as context. So a line that
+    /// ends with an AWS key id is not held for the secret that may follow it.
+    pub fn multiline_pending(&self, hay: &[u8], found: &[Match], context: usize) -> Option<usize> {
         let mut hold: Option<usize> = None;
+        let holds = |c: &Compiled| c.spans_lines && (c.secret_spans_lines || c.window > context);
         // Only a hit within a window of the end can have a match running past it.
         let widest = self
             .compiled
             .iter()
-            .filter(|c| c.spans_lines)
+            .filter(|c| holds(c))
             .map(|c| c.window)
             .max()
             .unwrap_or(0);
@@ -301,7 +311,7 @@ impl Engine {
             .for_each(hay, from..hay.len(), &mut |k, start, end| {
                 for &r in &self.keyword_rules[k] {
                     let c = &self.compiled[r];
-                    if !c.spans_lines || start + c.window <= hay.len() {
+                    if !holds(c) || start + c.window <= hay.len() {
                         continue;
                     }
                     let covered = found
@@ -588,6 +598,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         window,
         requires,
         spans_lines: facts.spans_lines,
+        secret_spans_lines: facts.secret_spans_lines,
         scope: scope::compile(r)?,
     })
 }

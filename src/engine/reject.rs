@@ -245,11 +245,13 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
         return SCHEMA_WORDS.iter().any(|w| secret == w.as_bytes()) || named;
     }
     // Names with a counter (`token_count-415`, `worker_2`): lowercase words and separators
-    // with at most a short number at the end.
+    // with at most a short number at the end. Not under a password's own name, where that is
+    // what people choose (`sunshine42`): the finding stays `low` as a weak value.
     let head = secret.trim_ascii_end();
     let digits_at_end = head.iter().rev().take_while(|b| b.is_ascii_digit()).count();
     let stem = &head[..head.len() - digits_at_end];
-    if digits_at_end <= 4
+    if !password
+        && digits_at_end <= 4
         && stem
             .iter()
             .all(|b| b.is_ascii_lowercase() || matches!(b, b'-' | b'_' | b'.'))

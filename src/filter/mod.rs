@@ -2,8 +2,10 @@
 //! `[REDACTED:rule-id]`.
 //!
 //! What is held back, and for how long:
-//! - complete lines go out as soon as they arrive, unless a rule whose matches span lines (a
-//!   PEM block) has a keyword whose match may not have arrived yet;
+//! - complete lines go out as soon as they arrive, unless a rule whose secret spans lines (a
+//!   PEM block) has a keyword whose match may not have arrived yet; a rule whose match spans
+//!   lines only before its secret (an AWS key id's line, then the secret) holds nothing, as
+//!   the forwarded lines stay in the next scan's context;
 //! - a partial line (a prompt, a progress bar) goes out when the stream goes idle, except a
 //!   tail from which some rule's match could still be under way (see [`Prefixes`]);
 //! - nothing is held beyond the longest possible match: a line longer than that goes out in
@@ -183,7 +185,10 @@ impl<'e> Masker<'e> {
                 spans.push((p, end, Label::Partial));
             }
         } else {
-            if let Some(h) = self.engine.multiline_pending(&hay, &detection.plain) {
+            if let Some(h) = self
+                .engine
+                .multiline_pending(&hay, &detection.plain, CONTEXT)
+            {
                 upto = upto.min(h.max(base));
             }
             // A line longer than any match: forward all but the last window.

@@ -109,18 +109,21 @@ pub fn findings_masked(
         let end_line = line + memchr::memchr_iter(b'\n', &hay[m.start..m.end]).count();
         let rule = &rules[m.rule];
         let secret = &hay[m.span()];
+        let (confidence, reasons) = match rule.checksum {
+            // Only a masker keeps a token whose checksum fails: it is masked, and reported
+            // as doubt. A token written with JSON escapes (a notebook's source) is judged as
+            // it reads.
+            Some(c) if !crate::engine::checksum_ok(c, &unescaped(secret)) => (
+                crate::rules::Confidence::Low,
+                crate::engine::confidence::checksum_failed(),
+            ),
+            _ => crate::engine::confidence::judge(rule, secret, place, &hay[line_start..m.start]),
+        };
         out.push(Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
-            confidence: match rule.checksum {
-                // Only a masker keeps a token whose checksum fails: it is masked, and
-                // reported as doubt. A token written with JSON escapes (a notebook's source)
-                // is judged as it reads.
-                Some(c) if !crate::engine::checksum_ok(c, &unescaped(secret)) => {
-                    crate::rules::Confidence::Low
-                }
-                _ => crate::engine::confidence::of(rule, secret, place, &hay[line_start..m.start]),
-            },
+            confidence,
+            reasons,
             provenance: provenance.clone(),
             line,
             column,

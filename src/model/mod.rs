@@ -212,6 +212,9 @@ pub struct Finding {
     /// How sure this is to be a secret: its rule's confidence, moved by the value and its place
     /// ([`crate::engine::confidence`]).
     pub confidence: Confidence,
+    /// Why it has that confidence, in fixed words (`"test path"`, `"weak value"`,
+    /// `"checksum failed"`, ...: [`crate::engine::confidence::judge`]).
+    pub reasons: Vec<&'static str>,
     pub provenance: Provenance,
     /// 1-based line and column (in characters) of the secret's first byte; in UTF-16 text,
     /// of the decoded text, whose line is also the context.
@@ -256,10 +259,12 @@ impl Finding {
         key: &FingerprintKey,
     ) -> Finding {
         let secret = secret.as_bytes();
+        let (confidence, reasons) = crate::engine::confidence::judge(rule, secret, path, b"");
         Finding {
             rule_id: rule.id.clone(),
             rule_name: rule.name.clone(),
-            confidence: crate::engine::confidence::of(rule, secret, path, b""),
+            confidence,
+            reasons,
             provenance: Provenance::Stream {
                 name: path.to_string(),
             },

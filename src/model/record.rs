@@ -21,6 +21,9 @@ pub struct Record {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<Confidence>,
+    /// Why it has that confidence (`"test path"`, `"weak value"`, ...); empty in older reports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
     #[serde(default)]
     pub path: String,
     #[serde(default)]
@@ -111,6 +114,7 @@ pub const PER_PLACE: &[&str] = &[
     "rule",
     "name",
     "confidence",
+    "reasons",
     "hooks",
 ];
 
@@ -153,6 +157,7 @@ impl Record {
         f(&mut self.name);
         f(&mut self.path);
         f(&mut self.fingerprint);
+        self.reasons.iter_mut().for_each(&mut f);
         for s in [
             &mut self.credential_set,
             &mut self.aws_key_id,
@@ -307,6 +312,7 @@ impl Finding {
             rule: self.rule_id.clone(),
             name: self.rule_name.clone(),
             confidence: Some(self.confidence),
+            reasons: self.reasons.iter().map(|r| r.to_string()).collect(),
             path: self.path(),
             line: self.line as u64,
             column: self.column as u64,

@@ -108,8 +108,9 @@ fn rank(confidence: Option<Confidence>) -> f64 {
     }
 }
 
-/// Where the finding came from beyond its file (the git commit that introduced it), and
-/// what its credential can do (`--reach`).
+/// Where the finding came from beyond its file (the git commit that introduced it), why it
+/// has its confidence (`reasons`; the confidence itself is `rank`), and what its credential
+/// can do (`--reach`).
 fn properties(f: &Record) -> Option<Value> {
     let mut out = match &f.provenance {
         Some(Provenance::Git {
@@ -122,6 +123,9 @@ fn properties(f: &Record) -> Option<Value> {
         })),
         _ => None,
     };
+    if !f.reasons.is_empty() {
+        out.get_or_insert_with(|| json!({}))["reasons"] = json!(f.reasons);
+    }
     if let Some(reach) = &f.reach {
         out.get_or_insert_with(|| json!({}))["reach"] = json!(reach);
     }

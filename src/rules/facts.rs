@@ -19,6 +19,11 @@ pub struct Facts {
     pub group: Option<usize>,
     /// A match can hold a line feed before its last byte.
     pub spans_lines: bool,
+    /// The `secret` group itself can hold one (a PEM block), not only the context before it
+    /// (a key id's line before the secret on the next): a stream filter must hold the lines
+    /// of such a secret, while context already forwarded is still there for the next scan.
+    #[serde(default)]
+    pub secret_spans_lines: bool,
     /// The secret starts with a literal of 3 bytes or more in every alternative.
     pub fixed_prefix: bool,
 }
@@ -36,6 +41,7 @@ pub fn of(pattern: &str) -> Result<Facts, String> {
         max_len: hir.properties().maximum_len(),
         group: secret_group(&hir),
         spans_lines: newline_inside(&hir),
+        secret_spans_lines: secret_of(&hir).is_some_and(newline_inside),
         fixed_prefix: secret_has_fixed_prefix(&hir),
     })
 }
@@ -122,16 +128,19 @@ fn secret_has_fixed_prefix(hir: &regex_syntax::hir::Hir) -> bool {
             _ => false,
         }
     }
-    fn secret(h: &Hir) -> Option<&Hir> {
-        match h.kind() {
-            HirKind::Capture(c) if c.name.as_deref() == Some("secret") => Some(&c.sub),
-            HirKind::Capture(c) => secret(&c.sub),
-            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().find_map(secret),
-            HirKind::Repetition(r) => secret(&r.sub),
-            _ => None,
-        }
+    secret_of(hir).is_some_and(starts_literal)
+}
+
+/// The body of the group named `secret`.
+fn secret_of(h: &Hir) -> Option<&Hir> {
+    use regex_syntax::hir::HirKind;
+    match h.kind() {
+        HirKind::Capture(c) if c.name.as_deref() == Some("secret") => Some(&c.sub),
+        HirKind::Capture(c) => secret_of(&c.sub),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().find_map(secret_of),
+        HirKind::Repetition(r) => secret_of(&r.sub),
+        _ => None,
     }
-    secret(hir).is_some_and(starts_literal)
 }
 
 #[cfg(test)]
@@ -149,6 +158,8 @@ mod tests {
             (Some(40), Some(1), true, false)
         );
         let f = super::of(r"key[\s\S]{0,9}(?P<secret>[a-z]{4})").unwrap();
-        assert!(f.spans_lines && !f.fixed_prefix);
+        assert!(f.spans_lines && !f.fixed_prefix && !f.secret_spans_lines);
+        let f = super::of(r"(?P<secret>-----BEGIN[\s\S]{0,90}-----END)").unwrap();
+        assert!(f.spans_lines && f.secret_spans_lines);
     }
 }

@@ -103,6 +103,16 @@ fn shapes() -> Vec<(&'static str, String, bool, Creds)> {
         b64(&c.secret)
     );
     out.push(("kubectl-get-secret.txt", k8s, false, c));
+    // Issue 27: the secret on the line after a line that ends with its key id.
+    let c = creds(14, "AKIA");
+    let next = format!("aws_access_key_id = {}\n{}\n", c.id, c.secret);
+    out.push(("next-line.txt", next, false, c));
+    let c = creds(15, "AKIA");
+    let csv = format!("{},\n{}\n", c.id, c.secret);
+    out.push(("split.csv", csv, false, c));
+    let c = creds(16, "ASIA");
+    let json = format!("{{\"id\": \"{}\",\n  \"key\": \"{}\"}}\n", c.id, c.secret);
+    out.push(("split.json", json, false, c));
     out
 }
 
@@ -134,6 +144,10 @@ fn every_aws_shape_is_found_paired_and_named() {
             secret["rule"].as_str().unwrap().starts_with("aws."),
             "{name}: {secret:#}"
         );
+        if ["next-line.txt", "split.csv", "split.json"].contains(name) {
+            assert_eq!(secret["rule"], "aws.secret-access-key.next-line", "{name}");
+            assert_eq!(secret["confidence"], "high", "{name}");
+        }
         assert!(id["aws_account"].as_str().is_some_and(|a| a.len() == 12));
         let set = &id["credential_set"];
         assert!(set.is_string(), "{name}: {id:#}");

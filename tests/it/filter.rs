@@ -122,6 +122,62 @@ fn prompt_forwarded_when_idle_but_no_fragment_of_a_secret() {
     assert!(child.wait().unwrap().success());
 }
 
+/// Issue 27: a secret on the line after a line that ends with its key id is masked, and the
+/// key id's line is not held for it: it goes out at once (the secret that may follow is
+/// read with that line as context), and a secret written in pieces leaks no piece.
+#[test]
+fn a_secret_on_the_line_after_its_key_id_is_masked_without_holding_the_key_ids_line() {
+    let (id, secret) = fake_aws(306);
+    let mut child = spawn_filter();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    writeln!(stdin, "aws_access_key_id = {id}").unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&read_for(&rx, Duration::from_millis(400))),
+        "aws_access_key_id = [REDACTED:aws.access-key-id]\n",
+        "the key id's line goes out at once"
+    );
+    write!(stdin, "{}", &secret[..20]).unwrap();
+    stdin.flush().unwrap();
+    let early = read_for(&rx, Duration::from_millis(600));
+    assert!(early.is_empty(), "{:?}", String::from_utf8_lossy(&early));
+    writeln!(stdin, "{}", &secret[20..]).unwrap();
+    // A CSV row split over two lines, in one write.
+    let (id2, secret2) = fake_aws(307);
+    writeln!(stdin, "{id2},\n{secret2}").unwrap();
+    drop(stdin);
+    let all = String::from_utf8_lossy(&read_for(&rx, Duration::from_secs(3))).into_owned();
+    assert_eq!(
+        all,
+        "[REDACTED:aws.secret-access-key.next-line]\n[REDACTED:aws.access-key-id],\n[REDACTED:aws.secret-access-key.next-line]\n"
+    );
+    assert!(child.wait().unwrap().success());
+    // `run` masks the child's output the same way.
+    let sb = Sandbox::new();
+    let r = sb.run(&[
+        "run",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo 'key: {id}'; sleep 0.2; echo '{secret}'"),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "key: [REDACTED:aws.access-key-id]\n[REDACTED:aws.secret-access-key.next-line]\n"
+    );
+}
+
 #[test]
 fn ansi_colour_inside_a_secret_does_not_hide_it() {
     let sb = Sandbox::new();
