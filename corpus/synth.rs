@@ -788,7 +788,7 @@ pub fn with_placeholder_word(mut p: Plant, kind: usize) -> Plant {
         return p;
     };
     let h = crc32fast::hash(value.as_bytes());
-    if !WORDS_IN.contains(&(kind % KINDS)) || h % WORD_EVERY != 0 {
+    if !WORDS_IN.contains(&(kind % KINDS)) || !h.is_multiple_of(WORD_EVERY) {
         return p;
     }
     let word = PLACEHOLDER_WORDS[(h / WORD_EVERY) as usize % PLACEHOLDER_WORDS.len()];
