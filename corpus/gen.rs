@@ -7,6 +7,10 @@
 //!
 //!     cargo run --release --example gen-corpus -- OUT_DIR [SIZE_MB=300] [SEED=1]
 //!
+//! One prefixed provider value in six holds a placeholder word (`sample`, `xxxx`, `redacted`...)
+//! in its random body, as random values do now and then (`synth::with_placeholder_word`), so
+//! recall counts what the placeholder filter drops.
+//!
 //! The corpus is generated, never committed. Every credential in it is random.
 
 #[path = "synth.rs"]
@@ -52,7 +56,8 @@ fn main() {
         } else {
             0
         };
-        let (text, truths) = synth::text_in(&mut rng, synth::Lang::of(ext), size, every);
+        let (text, truths) =
+            synth::text_in_words(&mut rng, synth::Lang::of(ext), size, every, true);
         std::fs::write(files.join(&rel), &text).unwrap();
         for (line, rule, _) in truths {
             writeln!(

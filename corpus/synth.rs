@@ -701,6 +701,19 @@ pub fn text_in(
     size: usize,
     every: usize,
 ) -> (String, Vec<(usize, &'static str, String)>) {
+    text_in_words(rng, lang, size, every, false)
+}
+
+/// [`text_in`], with `words`: some planted values hold a placeholder word by chance
+/// ([`with_placeholder_word`]), as the corpus generator plants them, so that recall figures
+/// count what the placeholder filter drops. Every other byte is [`text_in`]'s from the seed.
+pub fn text_in_words(
+    rng: &mut Rng,
+    lang: Lang,
+    size: usize,
+    every: usize,
+    words: bool,
+) -> (String, Vec<(usize, &'static str, String)>) {
     let mut out = String::with_capacity(size + 256);
     let mut truths = Vec::new();
     let mut line = 1;
@@ -712,7 +725,10 @@ pub fn text_in(
     while out.len() < size {
         if every > 0 && line % every == 0 {
             let kind = rng.below(KINDS);
-            let p = plant(rng, kind);
+            let mut p = plant(rng, kind);
+            if words {
+                p = with_placeholder_word(p, kind);
+            }
             for (rule, secret) in p.secrets {
                 let rel = p.text[..p.text.find(&secret).unwrap()]
                     .matches('\n')
@@ -737,4 +753,63 @@ pub fn text_in(
         }
     }
     (out, truths)
+}
+
+/// Words the placeholder filter reads as a stand-in (`src/engine/placeholder.rs`), letters
+/// only so that they fit every planted value's alphabet.
+pub const PLACEHOLDER_WORDS: &[&str] = &[
+    "dummy",
+    "example",
+    "sample",
+    "insert",
+    "replace",
+    "redacted",
+    "password",
+    "changeme",
+    "xxxx",
+    "placeholder",
+    "abcdefg",
+];
+
+/// Kinds whose value is a fixed prefix and a random body: a word in the body is chance, not a
+/// stand-in, so the scanner must still report it.
+const WORDS_IN: [usize; 8] = [2, 3, 4, 6, 12, 13, 14, 15];
+
+/// One plant in this many of the kinds in [`WORDS_IN`] has a placeholder word in its body.
+pub const WORD_EVERY: u32 = 6;
+
+/// `p` (of `kind`), with a word of [`PLACEHOLDER_WORDS`] written over part of its random body
+/// one time in [`WORD_EVERY`]. Random values hold such words now and then; a generator that
+/// never makes one (as [`Rng::chars`] does not) hides the filter's false negatives from recall.
+/// Chosen from a hash of the value, not from the generator's stream, so every other byte of a
+/// corpus stays what the same seed always gave.
+pub fn with_placeholder_word(mut p: Plant, kind: usize) -> Plant {
+    let Some((_, value)) = p.secrets.last().cloned() else {
+        return p;
+    };
+    let h = crc32fast::hash(value.as_bytes());
+    if !WORDS_IN.contains(&(kind % KINDS)) || !h.is_multiple_of(WORD_EVERY) {
+        return p;
+    }
+    let word = PLACEHOLDER_WORDS[(h / WORD_EVERY) as usize % PLACEHOLDER_WORDS.len()];
+    // Inside the value's last run of letters and digits, clear of its prefix and of any fixed
+    // ending (Anthropic's `AA`): the format stays whole.
+    let bytes = value.as_bytes();
+    let run_start = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_alphanumeric())
+        .map_or(0, |i| i + 1)
+        .max(8);
+    let end = bytes.len().saturating_sub(4);
+    if end < run_start + word.len() {
+        return p;
+    }
+    let at = run_start + (h as usize >> 8) % (end - run_start - word.len() + 1);
+    let mut new = value.clone();
+    new.replace_range(at..at + word.len(), word);
+    p.text = p.text.replace(&value, &new);
+    if let Some(last) = p.secrets.last_mut() {
+        last.1 = new;
+    }
+    p
 }

@@ -541,4 +541,38 @@ mod tests {
         ]);
         assert!(views(binary.as_bytes()).is_empty());
     }
+
+    /// Each bound [`views`] promises, counted: nesting depth, decoded bytes, input size.
+    /// (tests/it/decode.rs holds the same from the outside, by what a scan finds.)
+    #[test]
+    fn decoding_is_bounded() {
+        use base64::Engine as _;
+        let b = |s: &[u8]| base64::engine::general_purpose::STANDARD.encode(s);
+        // Ten deep: two base64 views, the outer two layers, and no more.
+        let mut s = b"token = ten layers down, plainly readable text".to_vec();
+        for _ in 0..10 {
+            s = b(&s).into_bytes();
+        }
+        let vs = views(&s);
+        let base64 = vs.iter().filter(|(e, _)| *e == Encoding::Base64).count();
+        // The documented depth (README: "nested two deep"), not MAX_DEPTH itself: a test
+        // against the constant would pass whatever it were set to.
+        assert_eq!(base64, 2, "views of ten layers");
+        // Many blocks that each decode to text: decoding stops once the budget is spent
+        // (the last block may overshoot it by its own size).
+        let line = b(&b"a line of configuration text, all printable ".repeat(90));
+        let block = line.len();
+        let hay = format!("{line}\n").repeat((12 << 20) / (block + 1));
+        assert!(hay.len() <= MAX_INPUT);
+        let decoded: usize = views(hay.as_bytes())
+            .iter()
+            .map(|(_, v)| v.bytes.len())
+            .sum();
+        assert!(decoded > MAX_DECODED / 2, "{decoded} bytes decoded");
+        assert!(decoded <= MAX_DECODED + block, "{decoded} bytes decoded");
+        // Past the input limit, nothing is decoded at all.
+        let big = format!("{line}\n").repeat(MAX_INPUT / (block + 1) + 1);
+        assert!(big.len() > MAX_INPUT);
+        assert!(views(big.as_bytes()).is_empty());
+    }
 }

@@ -415,7 +415,11 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
     if let Err(e) = (&mut rest).take(STREAM_AT + 1).read_to_end(&mut data) {
         return err(e.to_string());
     }
-    if data.len() as u64 > STREAM_AT {
+    // A file that shrank while read (truncated under the scan, as logrotate's copytruncate
+    // does) goes on as a stream too: the stream's end names the bytes that were lost, where
+    // a blob would pass as the whole file.
+    let shrank = size.is_some_and(|len| (data.len() as u64) < len);
+    if data.len() as u64 > STREAM_AT || shrank {
         return Event::Stream(Stream {
             provenance,
             head: data,

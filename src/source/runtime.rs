@@ -411,18 +411,47 @@ mod tests {
 
     #[test]
     fn an_unreachable_endpoint_is_an_error_not_a_hang() {
-        // A port nothing listens on: refused.
+        // A listener that accepts and never answers: only the timeout can end the request.
+        // It is held for the whole test, so no other process can take its port meanwhile.
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
-        drop(l);
         let url = format!("http://127.0.0.1:{port}/");
-        assert!(http("GET", &url, &[], Duration::from_millis(300)).is_err());
-        assert!(http(
-            "GET",
-            "https://example.org/",
-            &[],
-            Duration::from_millis(300)
-        )
-        .is_err());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let server = std::thread::spawn(move || {
+            let (c, _) = l.accept().unwrap();
+            // Keep the connection open, silent, until the test is done with it.
+            let _ = rx.recv();
+            drop(c);
+        });
+        let timeout = Duration::from_millis(300);
+        // The request in a thread of its own: a request that hangs fails the test instead
+        // of hanging it.
+        let (done, ended) = std::sync::mpsc::channel();
+        let client = std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let r = http("GET", &url, &[], timeout);
+            let _ = done.send((r, start.elapsed()));
+        });
+        let ended = ended.recv_timeout(Duration::from_secs(10));
+        // Let the server close the connection, which ends a hung request too.
+        tx.send(()).unwrap();
+        server.join().unwrap();
+        client.join().unwrap();
+        let (r, took) = ended.expect("the request to a silent endpoint hung");
+        let e = r.expect_err("a silent endpoint gave an answer");
+        // It ended because time ran out (a read's own timeout, or the whole request's), not
+        // because the connection failed or closed ...
+        assert!(
+            e.contains("within")
+                || e.contains("timed out")
+                || e.contains("temporarily unavailable"),
+            "{e}"
+        );
+        assert!(
+            took >= timeout,
+            "ended after {took:?}, before its timeout: {e}"
+        );
+        // Anything but plain http:// is refused before any connection.
+        assert!(http("GET", "https://example.org/", &[], timeout).is_err());
     }
 }

@@ -1,7 +1,8 @@
 """Real coding agents, headless, against the fake model (model.py), with and without leakhound.
 
     python3 tests/e2e/agents.py --agent claude --leakhound target/release/leakhound \
-        --bin-dir target/e2e/node_modules/.bin [--mode bare|protected|both] [--keep DIR]
+        --bin-dir target/e2e/node_modules/.bin [--mode bare|protected|both] [--keep DIR] \
+        [--record EVENTS.jsonl]
 
 Each run gets a new HOME and workspace under a temporary directory, with fake credentials
 generated for it (secrets.py), and two sessions:
@@ -148,6 +149,24 @@ def reached_end(recorder, agent, script):
     return any(agent.results_in(body) >= len(script) for _, _, body in recorder.requests if body.strip())
 
 
+def record_hooks(agent, ws, args):
+    """Put record_hook.py in front of each `leakhound hook` command that install wrote, so the
+    events the real agent sends are kept in args.record; for Copilot, also record the
+    VS Code-compatible PascalCase events, which leakhound does not install but answers."""
+    recorder = [sys.executable, str(HERE / "record_hook.py"), str(args.record)]
+    ours = f"{args.leakhound} hook "
+    for path in ws.home.rglob("*.json"):
+        text = path.read_text()
+        if ours in text:
+            path.write_text(text.replace(ours, " ".join(recorder + [ours])))
+    if agent.name == "copilot":
+        only = " ".join(recorder + ["--only-record"])
+        hooks = {event: [{"type": "command", "bash": f"{only} {event}"}]
+                 for event in ("PostToolUse", "PreToolUse", "UserPromptSubmit")}
+        (ws.home / ".copilot" / "hooks" / "record-pascal-case.json").write_text(
+            json.dumps({"version": 1, "hooks": hooks}, indent=2))
+
+
 def check(agent, args, protected):
     failures = []
     with tempfile.TemporaryDirectory(prefix=f"lh-e2e-{agent.name}-") as tmp:
@@ -162,6 +181,8 @@ def check(agent, args, protected):
             (ws.logs / "install.txt").write_text(r.stdout + r.stderr)
             if r.returncode != 0:
                 return [f"`leakhound agents install --agent {agent.name}` exited {r.returncode}: {r.stderr.strip()}"]
+            if args.record:
+                record_hooks(agent, ws, args)
         mode = "protected" if protected else "bare"
         script = ws.script()
         sessions = [
@@ -204,9 +225,13 @@ def main():
     ap.add_argument("--bin-dir", required=True, type=Path)
     ap.add_argument("--mode", default="both", choices=["bare", "protected", "both"])
     ap.add_argument("--keep", help="keep each run's HOME, workspace and logs under this folder")
+    ap.add_argument("--record", type=Path,
+                    help="protected runs: append every hook event the agent sends to this JSONL file")
     args = ap.parse_args()
     args.leakhound = str(Path(args.leakhound).resolve())
     args.bin_dir = args.bin_dir.resolve()
+    if args.record:
+        args.record = args.record.resolve()
     agent = AGENTS[args.agent]()
     version = subprocess.run([str(args.bin_dir / agent.bin), "--version"], capture_output=True, text=True,
                              timeout=60).stdout.strip().splitlines()

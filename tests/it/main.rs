@@ -7,6 +7,7 @@ mod history;
 mod synth;
 
 mod admission;
+mod agent_fixtures;
 mod agents;
 mod architecture;
 mod archive;

@@ -180,3 +180,140 @@ fn an_archive_past_100000_entries_is_cut_there_with_a_warning() {
         r.stderr
     );
 }
+
+/// A zip (zip64 where an offset needs it) of `entries`, each (name, size, bytes): an entry
+/// with bytes is written; one without is `size` zero bytes left as a hole, so a file of
+/// gigabytes costs neither the disk nor the time to write it. Entries are stored (no
+/// compression): inflating them is reading them, 1:1, so no ratio limit can cut them first.
+fn sparse_zip(path: &std::path::Path, entries: &[(&str, u64, Option<&[u8]>)]) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut zero_crcs: std::collections::HashMap<u64, u32> = Default::default();
+    let mut central = Vec::new();
+    let mut offset = 0u64;
+    for &(name, size, bytes) in entries {
+        let crc = match bytes {
+            Some(b) => crc32fast::hash(b),
+            None => *zero_crcs
+                .entry(size)
+                .or_insert_with(|| crc32fast::hash(&vec![0; size as usize])),
+        };
+        let size32 = u32::try_from(size).expect("entries under 4 GiB each");
+        let mut local = Vec::new();
+        local.extend(0x0403_4b50u32.to_le_bytes());
+        local.extend(45u16.to_le_bytes()); // version needed: zip64
+        local.extend([0u8; 4]); // flags, method 0 (stored)
+        local.extend([0u8; 4]); // time, date
+        local.extend(crc.to_le_bytes());
+        local.extend(size32.to_le_bytes());
+        local.extend(size32.to_le_bytes());
+        local.extend((name.len() as u16).to_le_bytes());
+        local.extend(0u16.to_le_bytes());
+        local.extend(name.as_bytes());
+        f.write_all(&local).unwrap();
+        match bytes {
+            Some(b) => f.write_all(b).unwrap(),
+            None => {
+                f.seek(SeekFrom::Current(size as i64)).unwrap();
+            }
+        }
+        // Central directory entry; the offset moves to a zip64 extra field past 4 GiB.
+        let big = offset >= 0xFFFF_FFFF;
+        central.extend(0x0201_4b50u32.to_le_bytes());
+        central.extend(45u16.to_le_bytes());
+        central.extend(45u16.to_le_bytes());
+        central.extend([0u8; 8]); // flags, method, time, date
+        central.extend(crc.to_le_bytes());
+        central.extend(size32.to_le_bytes());
+        central.extend(size32.to_le_bytes());
+        central.extend((name.len() as u16).to_le_bytes());
+        central.extend((if big { 12u16 } else { 0 }).to_le_bytes());
+        central.extend(0u16.to_le_bytes()); // comment length
+        central.extend(0u16.to_le_bytes()); // disk
+        central.extend(0u16.to_le_bytes()); // internal attributes
+        central.extend(0u32.to_le_bytes()); // external attributes
+        central.extend((if big { 0xFFFF_FFFF } else { offset as u32 }).to_le_bytes());
+        central.extend(name.as_bytes());
+        if big {
+            central.extend(1u16.to_le_bytes());
+            central.extend(8u16.to_le_bytes());
+            central.extend(offset.to_le_bytes());
+        }
+        offset += local.len() as u64 + size;
+    }
+    let cd_offset = offset;
+    f.write_all(&central).unwrap();
+    let n = entries.len() as u64;
+    let eocd64 = cd_offset + central.len() as u64;
+    let mut tail = Vec::new();
+    tail.extend(0x0606_4b50u32.to_le_bytes());
+    tail.extend(44u64.to_le_bytes());
+    tail.extend(45u16.to_le_bytes());
+    tail.extend(45u16.to_le_bytes());
+    tail.extend([0u8; 8]); // this disk, the central directory's disk
+    tail.extend(n.to_le_bytes());
+    tail.extend(n.to_le_bytes());
+    tail.extend((central.len() as u64).to_le_bytes());
+    tail.extend(cd_offset.to_le_bytes());
+    tail.extend(0x0706_4b50u32.to_le_bytes());
+    tail.extend(0u32.to_le_bytes());
+    tail.extend(eocd64.to_le_bytes());
+    tail.extend(1u32.to_le_bytes());
+    tail.extend(0x0605_4b50u32.to_le_bytes());
+    tail.extend([0u8; 4]); // disks
+    tail.extend((n.min(0xFFFF) as u16).to_le_bytes());
+    tail.extend((n.min(0xFFFF) as u16).to_le_bytes());
+    tail.extend((central.len() as u32).to_le_bytes());
+    tail.extend(0xFFFF_FFFFu32.to_le_bytes());
+    tail.extend(0u16.to_le_bytes());
+    f.write_all(&tail).unwrap();
+    f.flush().unwrap();
+}
+
+/// README: at most 4 GiB inflated per outermost archive; past it the rest of that archive is
+/// skipped with a warning. A sparse zip64 of 64 holes of (64 MiB - 1 KiB) each, a secret
+/// before them and one after: the one after lies past 4 GiB of entries and is never read.
+/// About 4 GiB of zeros are read from the page cache: a few seconds, the cost of reaching the
+/// real limit (the ratio limit stops any cheaper, compressed way to 4 GiB).
+#[test]
+fn an_archive_past_4_gib_inflated_is_cut_there_with_a_warning() {
+    let sb = Sandbox::new();
+    let early = format!("GITHUB_TOKEN={}\n", fake_github(2915));
+    let late = format!("GITHUB_TOKEN={}\n", fake_github(2916));
+    let hole = (64 << 20) - 1024;
+    let names: Vec<String> = (0..65).map(|i| format!("blank/{i:02}.bin")).collect();
+    let mut entries = vec![("a/first.env", early.len() as u64, Some(early.as_bytes()))];
+    entries.extend(names.iter().map(|n| (n.as_str(), hole, None)));
+    entries.push(("z/last.env", late.len() as u64, Some(late.as_bytes())));
+    let zip = sb.path("huge.zip");
+    sparse_zip(&zip, &entries);
+    assert!(std::fs::metadata(&zip).unwrap().len() > 4 << 30);
+    // The outer file is over the default size limit, which archives obey too.
+    let r = sb.run(&[
+        "scan",
+        "huge.zip",
+        "--max-file-size",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc = r.json();
+    let paths: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["huge.zip!a/first.env"],
+        "the entry past the limit was read"
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("more than {} inflated bytes", 4u64 << 30)),
+        "{}",
+        r.stderr
+    );
+}

@@ -8,7 +8,7 @@
 //! them, raw or in any JSON string, and the agent must still get through every tool call.
 //! The harness prints what failed (never a credential); its exit code is the verdict.
 
-use crate::util::{bin, missing_message, pin, require_python_modules};
+use crate::util::{bin, missing_message, pin, require_python_modules, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,8 +16,10 @@ fn agents_bin() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e-agents/node_modules/.bin")
 }
 
+/// Run the harness for `agent`; with `record`, also hold the hook fixtures against the events
+/// the real agent sent (agent_fixtures.rs).
 #[track_caller]
-fn run(agent: &str, package: &str, pin_name: &str) {
+fn run(agent: &str, package: &str, pin_name: &str, record: bool) {
     let dir = agents_bin();
     let version = pin(pin_name);
     let manifest = dir.join(format!("../{package}/package.json"));
@@ -36,14 +38,18 @@ fn run(agent: &str, package: &str, pin_name: &str) {
         "print('ok')",
     );
     let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/agents.py");
-    let out = Command::new("python3")
-        .arg(harness)
+    let sb = Sandbox::new();
+    let events = sb.path("events.jsonl");
+    let mut c = Command::new("python3");
+    c.arg(harness)
         .args(["--agent", agent, "--leakhound"])
         .arg(bin())
         .arg("--bin-dir")
-        .arg(&dir)
-        .output()
-        .expect("running tests/e2e/agents.py");
+        .arg(&dir);
+    if record {
+        c.arg("--record").arg(&events);
+    }
+    let out = c.output().expect("running tests/e2e/agents.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -55,24 +61,27 @@ fn run(agent: &str, package: &str, pin_name: &str) {
         stdout.contains(&format!("{agent}: ok")),
         "the harness did not report success:\n{stdout}\n{stderr}"
     );
+    if record {
+        crate::agent_fixtures::check(agent, &events);
+    }
 }
 
 #[test]
 fn claude_code_masks_with_nothing_added_by_hand() {
-    run("claude", "@anthropic-ai/claude-code", "CLAUDE_CODE");
+    run("claude", "@anthropic-ai/claude-code", "CLAUDE_CODE", false);
 }
 
 #[test]
 fn codex_masks_with_nothing_added_by_hand() {
-    run("codex", "@openai/codex", "CODEX");
+    run("codex", "@openai/codex", "CODEX", false);
 }
 
 #[test]
 fn gemini_cli_masks_with_nothing_added_by_hand() {
-    run("gemini", "@google/gemini-cli", "GEMINI_CLI");
+    run("gemini", "@google/gemini-cli", "GEMINI_CLI", true);
 }
 
 #[test]
 fn copilot_cli_masks_with_nothing_added_by_hand() {
-    run("copilot", "@github/copilot", "COPILOT_CLI");
+    run("copilot", "@github/copilot", "COPILOT_CLI", true);
 }

@@ -135,3 +135,31 @@ fn code_decoys_cover_the_shapes_seen_on_real_code() {
     }
     assert_eq!(synth::base64(b"this is a token"), "dGhpcyBpcyBhIHRva2Vu");
 }
+
+/// The corpus generator plants some values with a placeholder word in their random body (so
+/// recall figures see what the placeholder filter drops), and changes nothing else: the same
+/// seed gives the same text but for those values, which keep their length and format.
+#[test]
+fn the_generator_plants_values_holding_placeholder_words() {
+    let (mut plain_rng, mut worded_rng) = (synth::Rng::new(2025), synth::Rng::new(2025));
+    let mut worded = 0;
+    for i in 0..30 {
+        let lang = synth::Lang::of(EXTS[i % EXTS.len()]);
+        let (plain, p) = synth::text_in_words(&mut plain_rng, lang, 20_000, 25, false);
+        let (text, t) = synth::text_in_words(&mut worded_rng, lang, 20_000, 25, true);
+        assert_eq!(plain.len(), text.len());
+        assert_eq!(p.len(), t.len());
+        for ((line, rule, before), (line2, rule2, after)) in p.iter().zip(&t) {
+            assert_eq!((line, rule, before.len()), (line2, rule2, after.len()));
+            if before != after {
+                let lower = after.to_ascii_lowercase();
+                assert!(
+                    synth::PLACEHOLDER_WORDS.iter().any(|w| lower.contains(w)),
+                    "{rule}: changed without a placeholder word"
+                );
+                worded += 1;
+            }
+        }
+    }
+    assert!(worded >= 20, "{worded} values with a placeholder word");
+}
