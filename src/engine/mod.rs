@@ -15,12 +15,12 @@ mod literal;
 mod placeholder;
 mod reject;
 mod scope;
+mod search;
 mod words;
 
 use crate::rules::{Rule, RuleError, MAX_WINDOW};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use rayon::prelude::*;
-use regex_automata::{meta, util::primitives::NonMaxUsize, Input};
+use regex_automata::meta;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -29,6 +29,7 @@ pub use checksum::checksum_ok;
 pub use key::FingerprintKey;
 pub use reject::shannon_entropy;
 pub use scope::has_stopword;
+pub(crate) use search::overlaps;
 
 /// The keyword automaton of the built-in rules, built by `build.rs` ([`keywords`]); 4-aligned,
 /// so that its tables are read in place.
@@ -324,221 +325,6 @@ impl Engine {
                 }
             });
         hold
-    }
-
-    /// Find every secret in `hay`.
-    pub fn scan(&self, hay: &[u8]) -> Vec<Match> {
-        self.scan_chunked(hay, CHUNK)
-    }
-
-    /// [`Engine::scan`] with inputs larger than `chunk` bytes split into chunks searched in
-    /// parallel. The result does not depend on `chunk` (the tests vary it to prove so).
-    pub fn scan_chunked(&self, hay: &[u8], chunk: usize) -> Vec<Match> {
-        let chunk = chunk.max(1);
-        let raw = if hay.len() <= chunk {
-            self.candidates(hay, 0..hay.len())
-        } else {
-            let starts: Vec<usize> = (0..hay.len()).step_by(chunk).collect();
-            let mut all: Vec<Match> = starts
-                .into_par_iter()
-                .flat_map_iter(|s| self.candidates(hay, s..(s + chunk).min(hay.len())))
-                .collect();
-            all.sort_unstable();
-            all.dedup();
-            all
-        };
-        self.finish(hay, raw)
-    }
-
-    /// Regex matches confirmed around the keyword hits that *start* in `range`. Windows may
-    /// reach outside `range`, so chunks need no overlap of their own.
-    pub fn candidates(&self, hay: &[u8], range: std::ops::Range<usize>) -> Vec<Match> {
-        // A keyword that starts in range may end past it.
-        let end = (range.end + self.longest_keyword).min(hay.len());
-        let mut windows: Vec<(usize, usize, usize)> = Vec::new();
-        let mut glued: Vec<(usize, usize, usize)> = Vec::new();
-        self.keywords
-            .for_each(hay, range.start..end, &mut |k, start, kend| {
-                if start >= range.end {
-                    return;
-                }
-                let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
-                for &r in &self.keyword_rules[k] {
-                    let w = self.compiled[r].window;
-                    windows.push((r, kend.saturating_sub(w), (start + w).min(hay.len())));
-                    if is_glued && !self.rules[r].generic {
-                        glued.push((r, start, (start + w).min(hay.len())));
-                    }
-                }
-            });
-        windows.sort_unstable();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < windows.len() {
-            let (rule, ws, mut we) = windows[i];
-            i += 1;
-            while i < windows.len() && windows[i].0 == rule && windows[i].1 <= we {
-                we = we.max(windows[i].2);
-                i += 1;
-            }
-            self.confirm(rule, hay, ws, we, &mut out);
-        }
-        if !glued.is_empty() {
-            let mut seen: std::collections::HashSet<(usize, usize, usize)> =
-                out.iter().map(|m| (m.rule, m.start, m.end)).collect();
-            for (rule, start, end) in glued {
-                self.confirm_glued(rule, hay, start, end, &mut seen, &mut out);
-            }
-        }
-        out
-    }
-
-    /// For a masker: a provider token glued to the letter or digit before it (`xAKIA…`,
-    /// `tokenghp_…`, what a terminal makes of two writes with no separator) fails its rule's
-    /// leading boundary, so the rule is tried again on the text from the keyword on, and a
-    /// token that begins right there is kept. Reports leave it out (a token inside a longer
-    /// word is usually not one); a masker masks it, as too much is its safe side.
-    fn confirm_glued(
-        &self,
-        rule: usize,
-        hay: &[u8],
-        start: usize,
-        end: usize,
-        seen: &mut std::collections::HashSet<(usize, usize, usize)>,
-        out: &mut Vec<Match>,
-    ) {
-        let mut found = Vec::new();
-        self.confirm(rule, &hay[start..end], 0, end - start, &mut found);
-        for m in found.into_iter().filter(|m| m.start == 0) {
-            let m = Match {
-                start: m.start + start,
-                end: m.end + start,
-                rule,
-                match_start: m.match_start + start,
-                match_end: m.match_end + start,
-            };
-            if seen.insert((rule, m.start, m.end)) {
-                out.push(m);
-            }
-        }
-    }
-
-    /// Every rule's regex over the whole input, with no prefilter: the reference the
-    /// prefiltered engine must agree with (used by tests).
-    pub fn reference_candidates(&self, hay: &[u8]) -> Vec<Match> {
-        let mut out = Vec::new();
-        for r in 0..self.rules.len() {
-            self.confirm(r, hay, 0, hay.len(), &mut out);
-        }
-        out
-    }
-
-    fn confirm(&self, rule: usize, hay: &[u8], start: usize, end: usize, out: &mut Vec<Match>) {
-        let c = &self.compiled[rule];
-        let Some(regex) = c
-            .regex
-            .get_or_init(|| build_regex(&c.pattern, self.startup).ok())
-            .as_ref()
-        else {
-            return;
-        };
-        // Rules rarely have more than a few groups; the array avoids an allocation per call.
-        let mut buf = [None::<NonMaxUsize>; 16];
-        let mut heap;
-        let slots: &mut [Option<NonMaxUsize>] = if 2 * (c.group + 1) <= buf.len() {
-            &mut buf[..2 * (c.group + 1)]
-        } else {
-            heap = vec![None; 2 * (c.group + 1)];
-            &mut heap
-        };
-        let mut at = start;
-        while at <= end {
-            let input = Input::new(hay).range(at..end);
-            if regex.search_slots(&input, slots).is_none() {
-                break;
-            }
-            let (Some(ms), Some(me)) = (slots[0], slots[1]) else {
-                break;
-            };
-            let (ms, me) = (ms.get(), me.get());
-            if let (Some(s), Some(e)) = (slots[2 * c.group], slots[2 * c.group + 1]) {
-                if e.get() > s.get() {
-                    out.push(Match {
-                        start: s.get(),
-                        end: e.get(),
-                        rule,
-                        match_start: ms,
-                        match_end: me,
-                    });
-                }
-            }
-            at = if me > ms { me } else { me + 1 };
-        }
-    }
-
-    /// Filters, companions and overlaps: turns raw regex matches into findings' matches.
-    pub fn finish(&self, hay: &[u8], mut raw: Vec<Match>) -> Vec<Match> {
-        raw.sort_unstable();
-        raw.dedup();
-        raw.retain(|m| reject::keep(&self.rules[m.rule], hay, m, self.masking));
-        // A rule that needs a companion keeps a match only with the companion close by.
-        // Matches are sorted by start and no secret is longer than MAX_WINDOW, so each check
-        // looks at a bounded slice found by binary search, never at every other match.
-        let near = |ms: &[Match], lo: usize, hi: usize| -> std::ops::Range<usize> {
-            ms.partition_point(|o| o.start < lo.saturating_sub(MAX_WINDOW))
-                ..ms.partition_point(|o| o.start <= hi)
-        };
-        let kept: Vec<Match> = raw
-            .iter()
-            .filter(|m| match self.compiled[m.rule].requires {
-                _ if self.ignore_requires => true,
-                None => true,
-                Some((other, within)) => raw
-                    [near(&raw, m.start.saturating_sub(within), m.end + within)]
-                .iter()
-                .any(|o| o.rule == other && distance(o.span(), m.span()) <= within),
-            })
-            .copied()
-            .collect();
-        // One secret, one finding: a specific rule wins over a generic one, then the earlier rule.
-        // Only a match starting at most the longest kept span before `m` can overlap it: a
-        // bound far tighter than MAX_WINDOW where matches are dense (a file of 200k secrets).
-        let longest = kept.iter().map(|m| m.end - m.start).max().unwrap_or(0);
-        let overlapping = |lo: usize, hi: usize| {
-            kept.partition_point(|o| o.start < lo.saturating_sub(longest))
-                ..kept.partition_point(|o| o.start < hi)
-        };
-        let mut out: Vec<Match> = Vec::with_capacity(kept.len());
-        for m in &kept {
-            let shadowed = kept[overlapping(m.start, m.end)].iter().any(|o| {
-                o != m
-                    && overlaps(o.span(), m.span())
-                    && match (self.rules[o.rule].generic, self.rules[m.rule].generic) {
-                        (false, true) => true,
-                        (true, false) => false,
-                        _ => o.span() == m.span() && o.rule < m.rule,
-                    }
-            });
-            if !shadowed {
-                out.push(*m);
-            }
-        }
-        out
-    }
-}
-
-/// Whether two spans share a byte.
-pub(crate) fn overlaps(a: std::ops::Range<usize>, b: std::ops::Range<usize>) -> bool {
-    a.start < b.end && b.start < a.end
-}
-
-fn distance(a: std::ops::Range<usize>, b: std::ops::Range<usize>) -> usize {
-    if overlaps(a.clone(), b.clone()) {
-        0
-    } else if a.end <= b.start {
-        b.start - a.end
-    } else {
-        a.start - b.end
     }
 }
 
