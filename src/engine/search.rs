@@ -3,7 +3,6 @@
 //! overlaps that turn raw matches into findings' matches.
 
 use super::{build_regex, reject, Engine, Match, CHUNK};
-use crate::rules::MAX_WINDOW;
 use rayon::prelude::*;
 use regex_automata::{util::primitives::NonMaxUsize, Input};
 
@@ -164,49 +163,59 @@ impl Engine {
         raw.dedup();
         raw.retain(|m| reject::keep(&self.rules[m.rule], hay, m, self.masking));
         // A rule that needs a companion keeps a match only with the companion close by.
-        // Matches are sorted by start and no secret is longer than MAX_WINDOW, so each check
-        // looks at a bounded slice found by binary search, never at every other match.
-        let near = |ms: &[Match], lo: usize, hi: usize| -> std::ops::Range<usize> {
-            ms.partition_point(|o| o.start < lo.saturating_sub(MAX_WINDOW))
-                ..ms.partition_point(|o| o.start <= hi)
-        };
+        // Matches are sorted by start, so each check looks at a bounded slice found by binary
+        // search (`reaching`), never at every other match.
+        let longest_raw = longest(&raw);
         let kept: Vec<Match> = raw
             .iter()
             .filter(|m| match self.compiled[m.rule].requires {
                 _ if self.ignore_requires => true,
                 None => true,
-                Some((other, within)) => raw
-                    [near(&raw, m.start.saturating_sub(within), m.end + within)]
+                Some((other, within)) => raw[reaching(
+                    &raw,
+                    longest_raw,
+                    m.start.saturating_sub(within),
+                    m.end + within,
+                )]
                 .iter()
                 .any(|o| o.rule == other && distance(o.span(), m.span()) <= within),
             })
             .copied()
             .collect();
         // One secret, one finding: a specific rule wins over a generic one, then the earlier rule.
-        // Only a match starting at most the longest kept span before `m` can overlap it: a
-        // bound far tighter than MAX_WINDOW where matches are dense (a file of 200k secrets).
-        let longest = kept.iter().map(|m| m.end - m.start).max().unwrap_or(0);
-        let overlapping = |lo: usize, hi: usize| {
-            kept.partition_point(|o| o.start < lo.saturating_sub(longest))
-                ..kept.partition_point(|o| o.start < hi)
-        };
+        let longest_kept = longest(&kept);
         let mut out: Vec<Match> = Vec::with_capacity(kept.len());
         for m in &kept {
-            let shadowed = kept[overlapping(m.start, m.end)].iter().any(|o| {
-                o != m
-                    && overlaps(o.span(), m.span())
-                    && match (self.rules[o.rule].generic, self.rules[m.rule].generic) {
-                        (false, true) => true,
-                        (true, false) => false,
-                        _ => o.span() == m.span() && o.rule < m.rule,
-                    }
-            });
+            let shadowed = kept[reaching(&kept, longest_kept, m.start, m.end)]
+                .iter()
+                .any(|o| {
+                    o != m
+                        && overlaps(o.span(), m.span())
+                        && match (self.rules[o.rule].generic, self.rules[m.rule].generic) {
+                            (false, true) => true,
+                            (true, false) => false,
+                            _ => o.span() == m.span() && o.rule < m.rule,
+                        }
+                });
             if !shadowed {
                 out.push(*m);
             }
         }
         out
     }
+}
+
+/// The longest span of `ms`.
+fn longest(ms: &[Match]) -> usize {
+    ms.iter().map(|m| m.end - m.start).max().unwrap_or(0)
+}
+
+/// The matches of `ms` (sorted by start, none longer than `longest`) that may reach into
+/// `lo..=hi`: one that starts more than `longest` before `lo` ends before it. A bound far
+/// tighter than `MAX_WINDOW` where matches are dense (a file of 200k secrets).
+fn reaching(ms: &[Match], longest: usize, lo: usize, hi: usize) -> std::ops::Range<usize> {
+    ms.partition_point(|o| o.start < lo.saturating_sub(longest))
+        ..ms.partition_point(|o| o.start <= hi)
 }
 
 /// Whether two spans share a byte.

@@ -173,20 +173,12 @@ impl Event {
         engine: &'e Engine,
         field: &str,
     ) -> Result<Masking<'e>, HookError> {
-        let masking = Masking::new(engine);
-        let rest = serde_json::to_vec(&Without(&self.doc, field))
-            .map_err(|_| HookError::Mask("the event"))?;
-        masking.learn(&rest);
-        Ok(masking)
+        learned(engine, &Without(&self.doc, field))
     }
-
     /// A masking context that knows every secret value this event holds, for masking any
     /// part of it or a file it names.
     pub fn masking<'e>(&self, engine: &'e Engine) -> Result<Masking<'e>, HookError> {
-        let masking = Masking::new(engine);
-        let whole = serde_json::to_vec(&self.doc).map_err(|_| HookError::Mask("the event"))?;
-        masking.learn(&whole);
-        Ok(masking)
+        learned(engine, &self.doc)
     }
 
     /// The answer when the event could not be scanned (no engine, a masker failure): the
@@ -205,6 +197,14 @@ impl Event {
     fn field(&self, key: &'static str) -> Result<&Value, HookError> {
         self.doc.get(key).ok_or(HookError::Field(key))
     }
+}
+
+/// A masking context that has learned the values `doc` holds.
+fn learned<'e>(engine: &'e Engine, doc: &impl serde::Serialize) -> Result<Masking<'e>, HookError> {
+    let masking = Masking::new(engine);
+    let bytes = serde_json::to_vec(doc).map_err(|_| HookError::Mask("the event"))?;
+    masking.learn(&bytes);
+    Ok(masking)
 }
 
 /// An event's fields but one, serialized in their order without copying the event.

@@ -461,14 +461,7 @@ mod tests {
         );
         let (to, back) = (Buf::default(), Buf::default());
         let (tp, bp) = (Peer::new(to.clone()), Peer::new(back.clone()));
-        let p = Proxy {
-            engine: &e,
-            known: Arc::default(),
-            opts: opts(),
-            sink: &NoSink,
-            warn: &|_| {},
-            max_message: MAX_MESSAGE,
-        };
+        let p = Proxy::new(&e, Arc::default(), opts(), &NoSink, &|_| {});
         p.pump(Direction::ToClient, input.as_bytes(), &tp, &bp)
             .unwrap();
         let out = String::from_utf8(to.0.lock().unwrap().clone()).unwrap();

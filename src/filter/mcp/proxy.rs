@@ -58,6 +58,26 @@ pub struct Proxy<'a> {
 /// masking a copy of it (a few times its size) would exhaust.
 pub const MAX_MESSAGE: usize = 256 << 20;
 
+impl<'a> Proxy<'a> {
+    /// A proxy that holds messages up to [`MAX_MESSAGE`].
+    pub fn new(
+        engine: &'a Engine,
+        known: Arc<Mutex<Known>>,
+        opts: Options,
+        sink: &'a dyn Sink,
+        warn: &'a dyn Fn(&str),
+    ) -> Proxy<'a> {
+        Proxy {
+            engine,
+            known,
+            opts,
+            sink,
+            warn,
+            max_message: MAX_MESSAGE,
+        }
+    }
+}
+
 impl Proxy<'_> {
     /// Relay every line from `input` (`dir`'s sender) to `to`, answering on `back`, until end
     /// of input. When `to` is gone the rest is read and dropped, so the sender never blocks
@@ -169,14 +189,7 @@ pub fn serve(
         let (engine, sink, known) = (engine.clone(), sink.clone(), known.clone());
         let (server, client) = (server.clone(), client.clone());
         std::thread::spawn(move || {
-            let p = Proxy {
-                engine: &engine,
-                known,
-                opts,
-                sink: &*sink,
-                warn: &warn,
-                max_message: MAX_MESSAGE,
-            };
+            let p = Proxy::new(&engine, known, opts, &*sink, &warn);
             let r = p.pump(Direction::ToServer, io::stdin().lock(), &server, &client);
             if let Err(e) = r {
                 warn(&format!("writing to the mcp server: {e}"));
@@ -184,14 +197,7 @@ pub fn serve(
             server.close();
         });
     }
-    let p = Proxy {
-        engine: &engine,
-        known,
-        opts,
-        sink: &*sink,
-        warn: &warn,
-        max_message: MAX_MESSAGE,
-    };
+    let p = Proxy::new(&engine, known, opts, &*sink, &warn);
     let r = p.pump(Direction::ToClient, from_server, &client, &server);
     let status = child.wait();
     crate::filter::stream::set_child(0);
