@@ -1,8 +1,7 @@
 //! `agents install|uninstall|status|scrub` and `scrub`: flags in, library calls out, one line
 //! per thing done.
 
-use super::args::{AgentArg, AgentsArgs, RulesArgs, ScopeArg, ScrubOpts};
-use super::setup::masking_engine;
+use super::settings::{AgentsSettings, MaskerRules, ScrubSettings};
 use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::agents::{self, Agent, Env, Plan, Scope};
 use crate::report::printable;
@@ -10,7 +9,6 @@ use crate::scrub::{self, FileOutcome};
 use anyhow::{Context as _, Result};
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 fn env() -> Result<Env> {
     Env::from_process().context("finding the home and current directories")
@@ -21,14 +19,11 @@ fn shown(p: &std::path::Path) -> String {
 }
 
 /// The agents named, else those `present` says are here.
-fn chosen(named: &[AgentArg], present: impl Fn(Agent) -> bool) -> Vec<Agent> {
+fn chosen(named: &[Agent], present: impl Fn(Agent) -> bool) -> Vec<Agent> {
     if named.is_empty() {
         Agent::ALL.into_iter().filter(|a| present(*a)).collect()
     } else {
-        let mut v: Vec<Agent> = named.iter().map(|a| (*a).into()).collect();
-        v.sort();
-        v.dedup();
-        v
+        named.to_vec()
     }
 }
 
@@ -40,10 +35,7 @@ fn command_for(agent: Agent) -> Result<String> {
 /// A diff for the terminal: the user's settings may hold keys of their own (an `env` block),
 /// and the context lines would show them.
 fn masked_diff(plan: &Plan) -> Result<String> {
-    let engine = masking_engine(&RulesArgs {
-        config: None,
-        rule_files: Vec::new(),
-    })?;
+    let engine = MaskerRules::built_in().engine()?;
     let d = plan.diff();
     Ok(
         String::from_utf8_lossy(&crate::filter::mask_text(&engine, "diff", d.as_bytes()).bytes)
@@ -51,9 +43,9 @@ fn masked_diff(plan: &Plan) -> Result<String> {
     )
 }
 
-pub fn install(a: &AgentsArgs) -> Result<i32> {
+pub fn install(a: &AgentsSettings) -> Result<i32> {
     let env = env()?;
-    let scope: Scope = a.scope.into();
+    let scope = a.scope;
     let list = chosen(&a.agents, |ag| ag.detected(scope, &env));
     if list.is_empty() {
         eprintln!(
@@ -125,9 +117,9 @@ fn trust_codex(env: &Env, hooks_json: &std::path::Path) -> i32 {
     }
 }
 
-pub fn uninstall(a: &AgentsArgs) -> Result<i32> {
+pub fn uninstall(a: &AgentsSettings) -> Result<i32> {
     let env = env()?;
-    let scope: Scope = a.scope.into();
+    let scope = a.scope;
     let list = chosen(&a.agents, |ag| {
         ag.detected(scope, &env) || ag.settings_file(scope, &env).exists()
     });
@@ -185,7 +177,7 @@ fn untrust_codex(env: &Env, keys: &[String]) {
 /// Plan each agent's change, then show it (`--dry-run`) or make it and say what was done; an
 /// agent whose file cannot be changed is an error of its own and the others go on.
 fn apply(
-    a: &AgentsArgs,
+    a: &AgentsSettings,
     list: &[Agent],
     plan_for: impl Fn(Agent) -> Result<Plan>,
     unchanged: &str,
@@ -266,10 +258,10 @@ fn notes(env: &Env) -> Result<()> {
     Ok(())
 }
 
-pub fn status(named: &[AgentArg], scope: Option<ScopeArg>) -> Result<i32> {
+pub fn status(named: &[Agent], scope: Option<Scope>) -> Result<i32> {
     let env = env()?;
     let scopes: Vec<Scope> = match scope {
-        Some(s) => vec![s.into()],
+        Some(s) => vec![s],
         None => vec![Scope::User, Scope::Project],
     };
     let list = chosen(named, |_| true);
@@ -334,7 +326,7 @@ pub fn status(named: &[AgentArg], scope: Option<ScopeArg>) -> Result<i32> {
     Ok(EXIT_CLEAN)
 }
 
-pub fn scrub_agents(named: &[AgentArg], opts: &ScrubOpts) -> Result<i32> {
+pub fn scrub_agents(named: &[Agent], opts: &ScrubSettings) -> Result<i32> {
     let env = env()?;
     let list = chosen(named, |_| true);
     let paths: Vec<PathBuf> = list
@@ -355,13 +347,9 @@ pub fn scrub_agents(named: &[AgentArg], opts: &ScrubOpts) -> Result<i32> {
     scrub(&paths, opts)
 }
 
-pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
-    let engine = super::setup::masking_engine(&opts.rules)?;
-    let options = scrub::Options {
-        dry_run: opts.dry_run,
-        min_age: Duration::from_secs(opts.min_age),
-        force: opts.force,
-    };
+pub fn scrub(paths: &[PathBuf], opts: &ScrubSettings) -> Result<i32> {
+    let engine = opts.rules.engine()?;
+    let options = &opts.options;
     let (mut scanned, mut changed, mut skipped, mut errors, mut masked) = (0, 0, 0, 0, 0);
     let mut out = std::io::stdout().lock();
     let mut result = Ok(());
@@ -374,7 +362,7 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
                 return;
             }
         };
-        match scrub::scrub_file(&engine, &path, &options) {
+        match scrub::scrub_file(&engine, &path, options) {
             Ok(FileOutcome::Clean) => scanned += 1,
             Ok(FileOutcome::Changed(s)) => {
                 scanned += 1;
@@ -426,7 +414,7 @@ pub fn scrub(paths: &[PathBuf], opts: &ScrubOpts) -> Result<i32> {
         }
     });
     result?;
-    let verb = if opts.dry_run {
+    let verb = if options.dry_run {
         "would change"
     } else {
         "changed"

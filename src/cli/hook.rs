@@ -3,8 +3,7 @@
 //! a non-zero exit as a failed hook (most then go on as if it had not run), so a decision is
 //! only ever given in the JSON.
 
-use super::args::HookArgs;
-use super::setup::quick_masking_engine;
+use super::settings::HookSettings;
 use super::EXIT_CLEAN;
 use crate::agents::Agent;
 use crate::engine::Engine;
@@ -15,8 +14,8 @@ use anyhow::{Context as _, Result};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-pub fn hook(a: &HookArgs) -> Result<i32> {
-    let agent: Agent = a.agent.into();
+pub fn hook(a: &HookSettings) -> Result<i32> {
+    let agent: Agent = a.agent;
     let mut input = Vec::new();
     let event = std::io::stdin()
         .read_to_end(&mut input)
@@ -35,7 +34,7 @@ pub fn hook(a: &HookArgs) -> Result<i32> {
             return print(&out);
         }
     };
-    let engine = quick_masking_engine(&a.rules).context("building the rule engine");
+    let engine = a.rules.engine().context("building the rule engine");
     let answered = engine.and_then(|engine| {
         let answer = event.answer(&engine)?;
         Ok((engine, answer))
@@ -185,7 +184,7 @@ fn mask_persisted(engine: &Engine, path: &Path, event: &Event, answer: &mut Answ
 
 /// The report (`--report`) and the audit log (`--audit-log`). A failure to write either is a
 /// warning: the answer to the agent matters more than its record.
-fn record(a: &HookArgs, agent: &str, event: &str, outcome: Outcome, findings: &[Finding]) {
+fn record(a: &HookSettings, agent: &str, event: &str, outcome: Outcome, findings: &[Finding]) {
     if let Some(p) = &a.report {
         if !findings.is_empty() {
             let written = append(p, findings);

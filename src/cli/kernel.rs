@@ -8,8 +8,7 @@
 //! Python already has (ipykernel depends on pyzmq and jupyter_client); what is a secret is
 //! decided here, by the same engine and masker as `filter`.
 
-use super::args::{KernelInstallArgs, KernelPlace, RulesArgs};
-use super::setup::masking_engine;
+use super::settings::{KernelInstall, MaskerRules, Place};
 use super::{EXIT_CLEAN, EXIT_ERROR};
 use crate::filter::{Masker, Masking};
 use crate::report::printable;
@@ -98,13 +97,13 @@ fn jupyter(python: &Path, spec: Option<&str>) -> Result<Jupyter> {
 }
 
 /// The `kernels` directory a place names.
-fn kernels_dir(place: &KernelPlace, j: &Jupyter) -> Result<PathBuf> {
-    Ok(match &place.prefix {
-        Some(p) => std::path::absolute(p)
+fn kernels_dir(place: &Place, j: &Jupyter) -> Result<PathBuf> {
+    Ok(match place {
+        Place::Prefix(p) => std::path::absolute(p)
             .context("--prefix")?
             .join("share/jupyter/kernels"),
-        None if place.sys_prefix => j.sys_prefix.join("kernels"),
-        None => j.user.join("kernels"),
+        Place::SysPrefix => j.sys_prefix.join("kernels"),
+        Place::User | Place::Default => j.user.join("kernels"),
     })
 }
 
@@ -129,7 +128,7 @@ fn ours(dir: &Path) -> Option<serde_json::Value> {
     v["metadata"].get("leakhound").is_some().then_some(v)
 }
 
-pub fn install(a: &KernelInstallArgs) -> Result<i32> {
+pub fn install(a: &KernelInstall) -> Result<i32> {
     let name = a
         .name
         .clone()
@@ -255,11 +254,11 @@ pub fn install(a: &KernelInstallArgs) -> Result<i32> {
     Ok(EXIT_CLEAN)
 }
 
-pub fn uninstall(name: &str, place: &KernelPlace, python: &Path) -> Result<i32> {
+pub fn uninstall(name: &str, place: &Place, python: &Path) -> Result<i32> {
     check_name(name)?;
-    let dir = match &place.prefix {
-        Some(_) => kernels_dir(place, &no_python())?,
-        None => kernels_dir(place, &jupyter(python, None)?)?,
+    let dir = match place {
+        Place::Prefix(_) => kernels_dir(place, &no_python())?,
+        _ => kernels_dir(place, &jupyter(python, None)?)?,
     }
     .join(name);
     if std::fs::symlink_metadata(&dir).is_err() {
@@ -288,10 +287,10 @@ fn no_python() -> Jupyter {
     }
 }
 
-pub fn status(place: &KernelPlace, python: &Path) -> Result<i32> {
-    let any_place = place.prefix.is_none() && !place.user && !place.sys_prefix;
-    let j = match (&place.prefix, any_place) {
-        (Some(_), _) => no_python(),
+pub fn status(place: &Place, python: &Path) -> Result<i32> {
+    let any_place = matches!(place, Place::Default);
+    let j = match place {
+        Place::Prefix(_) => no_python(),
         _ => jupyter(python, None)?,
     };
     let dirs = if any_place {
@@ -378,8 +377,8 @@ pub fn status(place: &KernelPlace, python: &Path) -> Result<i32> {
 ///   go out now. A character cut in two by the masker waits for its other half.
 ///
 /// Anything else is answered `E`. The reason never quotes the input.
-pub fn mask(rules: &RulesArgs) -> Result<i32> {
-    let engine = masking_engine(rules)?;
+pub fn mask(rules: &MaskerRules) -> Result<i32> {
+    let engine = rules.engine()?;
     let masking = Masking::new(&engine);
     let mut streams: HashMap<String, Stream> = HashMap::new();
     let stdin = std::io::stdin();

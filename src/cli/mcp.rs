@@ -1,8 +1,8 @@
 //! `mcp-proxy`: the flags turned into a [`crate::filter::mcp::serve`] call.
 
-use super::args::McpArgs;
-use super::setup::{masking_engine, open_output, Output};
-use crate::filter::mcp::{self, Options};
+use super::settings::McpSettings;
+use super::setup::{open_output, Output};
+use crate::filter::mcp;
 use crate::model::Finding;
 use anyhow::{Context as _, Result};
 use std::io::Write;
@@ -50,8 +50,8 @@ fn warn(msg: &str) {
     );
 }
 
-pub fn proxy(a: McpArgs) -> Result<i32> {
-    let engine = Arc::new(masking_engine(&a.rules)?);
+pub fn proxy(a: McpSettings) -> Result<i32> {
+    let engine = Arc::new(a.rules.engine()?);
     let sink = McpSink {
         report: match &a.report {
             Some(p) => Some(Mutex::new(open_output(Some(p))?)),
@@ -65,11 +65,7 @@ pub fn proxy(a: McpArgs) -> Result<i32> {
             .map(Mutex::new),
         notify: a.notify,
     };
-    let opts = Options {
-        mask_requests: a.mask_requests,
-        fail_open: a.fail_open,
-    };
-    let status = mcp::serve(engine, &a.cmd, opts, Arc::new(sink), warn)
+    let status = mcp::serve(engine, &a.cmd, a.serve, Arc::new(sink), warn)
         .with_context(|| format!("running the MCP server {:?}", a.cmd[0]))?;
     use std::os::unix::process::ExitStatusExt;
     Ok(status

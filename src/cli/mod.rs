@@ -8,6 +8,7 @@ mod hook;
 mod kernel;
 mod mcp;
 mod scan;
+mod settings;
 mod setup;
 mod stream;
 mod tools;
@@ -42,81 +43,7 @@ pub fn main() -> i32 {
         }
     };
     setup::set_quiet(cli.quiet);
-    let r = match cli.command {
-        Command::Scan(a) => scan::scan(a),
-        Command::Git(a) => scan::git(a),
-        Command::Image(a) => scan::image(a),
-        Command::Env(a) => scan::env(a),
-        Command::RuntimeAudit(a) => scan::runtime_audit(a),
-        Command::InstallHook { repo, force } => scan::install_hook(repo.as_deref(), force),
-        Command::Filter(f) => stream::filter(&f, None),
-        Command::Run { filter: f, cmd } => stream::filter(&f, Some(&cmd)),
-        Command::McpProxy(a) => mcp::proxy(a),
-        Command::RedactNotebook {
-            input,
-            output,
-            rules,
-        } => stream::redact_notebook(&input, output.as_deref(), &rules),
-        Command::Scrub(a) => agents::scrub(&a.paths, &a.opts),
-        Command::Agents(AgentsCommand::Install(a)) => agents::install(&a),
-        Command::Agents(AgentsCommand::Uninstall(a)) => agents::uninstall(&a),
-        Command::Agents(AgentsCommand::Status { agents: a, scope }) => agents::status(&a, scope),
-        Command::Agents(AgentsCommand::Scrub { agents: a, opts }) => {
-            agents::scrub_agents(&a, &opts)
-        }
-        Command::Kernel(KernelCommand::Install(a)) => kernel::install(&a),
-        Command::Kernel(KernelCommand::Uninstall {
-            name,
-            place,
-            python,
-        }) => kernel::uninstall(&name, &place, &python),
-        Command::Kernel(KernelCommand::Status { place, python }) => kernel::status(&place, &python),
-        Command::Kernel(KernelCommand::Mask { rules }) => kernel::mask(&rules),
-        Command::Validate {
-            report,
-            output,
-            show_secrets,
-            fail_on,
-            audit_log,
-        } => tools::validate_report(
-            &report,
-            output.as_deref(),
-            show_secrets,
-            fail_on.into(),
-            audit_log.as_deref(),
-        ),
-        Command::Hook(h) => hook::hook(&h),
-        Command::Rules(RulesCommand::List { format, rule_files }) => {
-            tools::list_rules(format, &rule_files)
-        }
-        Command::Rules(RulesCommand::Check { files }) => tools::check_rules(&files),
-        Command::Rules(RulesCommand::Import { file, output }) => {
-            tools::import_rules(&file, output.as_deref())
-        }
-        Command::Report(ReportCommand::Merge {
-            reports,
-            format,
-            output,
-            show_secrets,
-            shards: true,
-            rules,
-        }) => tools::merge_shards(
-            &reports,
-            format.into(),
-            output.as_deref(),
-            show_secrets,
-            &rules,
-        ),
-        Command::Report(ReportCommand::Merge {
-            reports,
-            format,
-            output,
-            show_secrets,
-            ..
-        }) => tools::merge_reports(&reports, format.into(), output.as_deref(), show_secrets),
-        Command::Completions { shell } => tools::completions(shell),
-        Command::Man => tools::man(),
-    };
+    let r = run(cli.command);
     match r {
         Ok(code) => code,
         Err(e) => {
@@ -145,6 +72,92 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// Each command's flags resolved once into its settings (`settings`), then its body run on
+/// them: no command reads a clap struct.
+fn run(command: Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Scan(a) => scan::scan(settings::scan(a)?),
+        Command::Git(a) => scan::git(settings::git(a)?),
+        Command::Image(a) => scan::image(settings::image(a)?),
+        Command::Env(a) => scan::env(settings::env(a)?),
+        Command::RuntimeAudit(a) => scan::runtime_audit(settings::runtime_audit(a)),
+        Command::InstallHook { repo, force } => scan::install_hook(repo.as_deref(), force),
+        Command::Filter(f) => stream::filter(settings::filter(f, None)),
+        Command::Run { filter: f, cmd } => stream::filter(settings::filter(f, Some(cmd))),
+        Command::McpProxy(a) => mcp::proxy(settings::mcp(a)),
+        Command::RedactNotebook {
+            input,
+            output,
+            rules,
+        } => stream::redact_notebook(&input, output.as_deref(), &settings::masker(rules)),
+        Command::Scrub(a) => agents::scrub(&a.paths, &settings::scrub(a.opts)),
+        Command::Agents(AgentsCommand::Install(a)) => agents::install(&settings::agents_change(a)),
+        Command::Agents(AgentsCommand::Uninstall(a)) => {
+            agents::uninstall(&settings::agents_change(a))
+        }
+        Command::Agents(AgentsCommand::Status { agents: a, scope }) => {
+            agents::status(&settings::agents(a), settings::scope(scope))
+        }
+        Command::Agents(AgentsCommand::Scrub { agents: a, opts }) => {
+            agents::scrub_agents(&settings::agents(a), &settings::scrub(opts))
+        }
+        Command::Kernel(KernelCommand::Install(a)) => kernel::install(&settings::kernel_install(a)),
+        Command::Kernel(KernelCommand::Uninstall {
+            name,
+            place,
+            python,
+        }) => kernel::uninstall(&name, &settings::place(place), &python),
+        Command::Kernel(KernelCommand::Status { place, python }) => {
+            kernel::status(&settings::place(place), &python)
+        }
+        Command::Kernel(KernelCommand::Mask { rules }) => kernel::mask(&settings::masker(rules)),
+        Command::Validate {
+            report,
+            output,
+            show_secrets,
+            fail_on,
+            audit_log,
+        } => tools::validate_report(
+            &report,
+            output.as_deref(),
+            show_secrets,
+            fail_on.into(),
+            audit_log.as_deref(),
+        ),
+        Command::Hook(h) => hook::hook(&settings::hook(h)),
+        Command::Rules(RulesCommand::List { format, rule_files }) => {
+            tools::list_rules(settings::rule_listing(format), &rule_files)
+        }
+        Command::Rules(RulesCommand::Check { files }) => tools::check_rules(&files),
+        Command::Rules(RulesCommand::Import { file, output }) => {
+            tools::import_rules(&file, output.as_deref())
+        }
+        Command::Report(ReportCommand::Merge {
+            reports,
+            format,
+            output,
+            show_secrets,
+            shards: true,
+            rules,
+        }) => tools::merge_shards(
+            &reports,
+            format.into(),
+            output.as_deref(),
+            show_secrets,
+            &rules.into(),
+        ),
+        Command::Report(ReportCommand::Merge {
+            reports,
+            format,
+            output,
+            show_secrets,
+            ..
+        }) => tools::merge_reports(&reports, format.into(), output.as_deref(), show_secrets),
+        Command::Completions { shell } => tools::completions(shell),
+        Command::Man => tools::man(),
+    }
 }
 
 /// For `leakhound run CMD ARGS` or `leakhound mcp-proxy CMD ARGS` (no `--`), which clap

@@ -1,24 +1,18 @@
 //! The commands that scan: files, git, images, environments; and the pre-commit hook.
 
-use super::args::{EnvArgs, GitArgs, ImageArgs, RuntimeAuditArgs, ScanArgs};
+use super::settings::{AuditSettings, EnvSettings, GitSettings, ImageSettings, ScanSettings};
 use super::setup::{print_warning, Session};
 use super::{EXIT_CLEAN, EXIT_FINDINGS};
 use crate::model::{Shard, ShardNotes};
-use crate::rules::Confidence;
 use crate::scan::Outcome;
 use crate::source::fs::{self, WalkOptions};
 use crate::source::runtime;
 use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
 
-pub fn scan(a: ScanArgs) -> Result<i32> {
-    let r = &a.report;
-    let shard = a.scale.shard()?;
-    let mut paths = a.paths.clone();
-    paths.extend(a.scale.targets()?.into_iter().map(PathBuf::from));
-    if paths.is_empty() {
-        paths.push(PathBuf::from("."));
-    }
+pub fn scan(a: ScanSettings) -> Result<i32> {
+    let shard = a.shard;
+    let paths = a.paths;
     // A missing path is reported by the walk, after the other paths are scanned (exit 2).
     let stdin = paths.iter().any(|p| p.as_os_str() == "-");
     if stdin && paths.len() > 1 {
@@ -27,8 +21,9 @@ pub fn scan(a: ScanArgs) -> Result<i32> {
     if stdin && !shard.is_whole() {
         bail!("`-` (standard input) is one stream and cannot be split into shards");
     }
-    let mut s = Session::new(r, &paths, Confidence::Medium)?;
-    s.scanner = s.scanner.with_archives(a.input.archives());
+    let threads = a.report.threads;
+    let mut s = Session::new(a.report, &paths)?;
+    s.scanner = s.scanner.with_archives(a.input.archives);
     let outcome = if stdin {
         s.scanner
             .stdin(&print_warning)
@@ -36,11 +31,11 @@ pub fn scan(a: ScanArgs) -> Result<i32> {
     } else {
         let opts = WalkOptions {
             paths,
-            ignore_files: !a.no_ignore,
+            ignore_files: a.ignore_files,
             binary: a.input.binary,
-            max_file_size: a.input.max_size(),
-            threads: r.threads(),
-            ignored_secret_files: !a.no_ignored_secret_files,
+            max_file_size: a.input.max_file_size,
+            threads,
+            ignored_secret_files: a.ignored_secret_files,
             shard,
         };
         s.scan(|sc| sc.paths(&opts, &print_warning))
@@ -56,40 +51,20 @@ fn noted(mut o: Outcome, shard: Shard) -> Outcome {
     o
 }
 
-pub fn git(a: GitArgs) -> Result<i32> {
+pub fn git(a: GitSettings) -> Result<i32> {
     use crate::source::git::Select;
-    let r = &a.report;
-    let shard = a.scale.shard()?;
-    let targets = a.scale.targets()?;
-    // With a target list, each repository's paths are reported under its line.
-    let listed = !targets.is_empty();
-    let mut dirs: Vec<(PathBuf, String)> = Vec::new();
-    if let Some(d) = &a.repo {
-        let prefix = if listed {
-            prefix(&d.to_string_lossy())
-        } else {
-            String::new()
-        };
-        dirs.push((d.clone(), prefix));
-    }
-    dirs.extend(targets.iter().map(|t| (PathBuf::from(t), prefix(t))));
-    if dirs.is_empty() {
-        dirs.push((PathBuf::from("."), String::new()));
-    }
+    let shard = a.shard;
+    let dirs = a.dirs;
     let scanned: Vec<PathBuf> = dirs.iter().map(|(d, _)| d.clone()).collect();
-    let mut s = Session::new(r, &scanned, Confidence::Medium)?;
-    s.scanner = s.scanner.with_archives(a.input.archives());
-    let select = match (a.staged, &a.since, &a.range) {
-        (true, _, _) => Select::Staged,
-        (_, Some(rev), _) => Select::Range(rev.clone()),
-        (_, _, Some(range)) => Select::Range(range.clone()),
-        _ => Select::All,
-    };
+    let threads = a.report.threads;
+    let mut s = Session::new(a.report, &scanned)?;
+    s.scanner = s.scanner.with_archives(a.input.archives);
+    let staged = matches!(a.select, Select::Staged);
     let opts = crate::scan::GitOptions {
-        select,
+        select: a.select,
         binary: a.input.binary,
-        max_file_size: a.input.max_size(),
-        threads: r.threads(),
+        max_file_size: a.input.max_file_size,
+        threads,
         submodules: a.submodules,
         shard,
     };
@@ -99,7 +74,7 @@ pub fn git(a: GitArgs) -> Result<i32> {
         .with_context(|| dirs[0].0.display().to_string())?;
     let n = outcome.findings.len();
     let code = s.deliver(noted(outcome, shard))?;
-    if a.staged && code == EXIT_FINDINGS {
+    if staged && code == EXIT_FINDINGS {
         eprintln!(
             "leakhound: commit blocked: {n} secret(s) in staged changes. Remove them (and rotate \
              any that are real), or mark a false positive with `leakhound:allow` on its line."
@@ -108,48 +83,32 @@ pub fn git(a: GitArgs) -> Result<i32> {
     Ok(code)
 }
 
-pub fn image(a: ImageArgs) -> Result<i32> {
-    let r = &a.report;
-    let shard = a.scale.shard()?;
-    let mut refs = a.images.clone();
-    refs.extend(a.scale.targets()?);
-    if refs.is_empty() {
-        bail!("no image given (name one, or list them with --targets FILE)");
-    }
-    let mut s = Session::new(r, &[], Confidence::Medium)?;
-    s.scanner = s.scanner.with_archives(a.input.archives());
+pub fn image(a: ImageSettings) -> Result<i32> {
+    let shard = a.shard;
+    let threads = a.report.threads;
+    let mut s = Session::new(a.report, &[])?;
+    s.scanner = s.scanner.with_archives(a.input.archives);
     // Layers are scanned in parallel on rayon's pool: size it as -j says.
     let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(r.threads())
+        .num_threads(threads)
         .build_global();
     let opts = crate::scan::ImageOptions {
-        registry: crate::source::image::RegistryOptions {
-            creds: a.creds.clone(),
-            plain_http: a.plain_http,
-            platform: a.platform.clone(),
-        },
+        registry: a.registry,
         binary: a.input.binary,
-        max_file_size: a.input.max_size(),
+        max_file_size: a.input.max_file_size,
         shard,
     };
-    let outcome = s.scan(|sc| sc.images(&refs, &opts, &print_warning))?;
+    let outcome = s.scan(|sc| sc.images(&a.refs, &opts, &print_warning))?;
     s.deliver(noted(outcome, shard))
 }
 
-/// Where a listed repository's paths are reported: under its line, as written.
-fn prefix(target: &str) -> String {
-    format!("{}/", target.trim_end_matches('/'))
-}
-
-pub fn env(a: EnvArgs) -> Result<i32> {
+pub fn env(a: EnvSettings) -> Result<i32> {
     use crate::source::env::Environment;
-    let r = &a.report;
-    let shard = a.scale.shard()?;
-    let mut files = a.files.clone();
-    files.extend(a.scale.targets()?.into_iter().map(PathBuf::from));
-    let s = Session::new(r, &files, Confidence::Low)?;
+    let shard = a.shard;
+    let files = a.files;
+    let s = Session::new(a.report, &files)?;
     let mut envs = Vec::new();
-    for pid in a.pid.iter().filter(|p| shard.owns(&format!("pid:{p}"))) {
+    for pid in a.pids.iter().filter(|p| shard.owns(&format!("pid:{p}"))) {
         envs.push(Environment::of_pid(*pid).with_context(|| {
             format!("cannot read the environment of pid {pid} (/proc/{pid}/environ)")
         })?);
@@ -158,7 +117,7 @@ pub fn env(a: EnvArgs) -> Result<i32> {
     for f in files.iter().filter(|f| shard.owns(&fs::display_path(f))) {
         envs.push(Environment::from_file(f).with_context(|| format!("{}", f.display()))?);
     }
-    if files.is_empty() && a.pid.is_empty() && shard.first() {
+    if files.is_empty() && a.pids.is_empty() && shard.first() {
         envs.push(Environment::current());
     }
     let mut outcome = s.scanner.environments(&envs);
@@ -192,20 +151,17 @@ fn credential_files(s: &Session, paths: Vec<PathBuf>, shard: Shard) -> Outcome {
 /// `runtime-audit`: what [`env`] with `--runtime` reads, plus every other process's
 /// environment this one may read, the files the AWS credential chain names, and what the
 /// instance metadata service and the container credential endpoint hand out; validated.
-pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
+pub fn runtime_audit(a: AuditSettings) -> Result<i32> {
     use crate::source::env::Environment;
-    a.report.validate = !a.no_validate;
-    a.report.reach = !a.no_validate;
-    let r = &a.report;
-    let mut s = Session::new(r, &[], Confidence::Low)?;
+    let mut s = Session::new(a.report, &[])?;
     if let Some(max) = a.max_reach {
-        s = s.fail_on(crate::deliver::FailOn::Reach(max.into()));
+        s = s.fail_on(crate::deliver::FailOn::Reach(max));
     }
     let me = Environment::current();
     let mut envs = vec![];
     let mut warnings = Vec::new();
     let mut denied = 0;
-    if !a.no_processes {
+    if a.processes {
         let (others, unreadable) = runtime::other_environments();
         denied = unreadable;
         if denied > 0 {
@@ -225,44 +181,41 @@ pub fn runtime_audit(mut a: RuntimeAuditArgs) -> Result<i32> {
     files.sort();
     files.dedup();
     let files_read = files.len();
-    let cfg = runtime::EndpointConfig::from_env(
-        &me,
-        std::time::Duration::from_millis(a.timeout_ms.max(1)),
-    );
+    let cfg = runtime::EndpointConfig::from_env(&me, a.timeout);
     envs.insert(0, me);
     let mut outcome = s.scanner.environments(&envs);
     if !files.is_empty() {
         outcome = outcome.merge(credential_files(&s, files, Shard::WHOLE));
     }
-    let found = if a.no_endpoints {
-        runtime::Endpoints::default()
-    } else {
+    let found = if a.endpoints {
         endpoints(&cfg)
+    } else {
+        runtime::Endpoints::default()
     };
     for n in &found.notes {
         super::setup::say(&crate::report::printable(n));
     }
     // What was read and what was not, in one line at the end: an audit that found nothing
     // should say what "nothing" covered.
-    let others = if a.no_processes {
-        "no other process (--no-processes)".to_string()
-    } else {
+    let others = if a.processes {
         format!(
             "{} other process environment(s) ({denied} not readable by this user)",
             envs.len() - 1
         )
+    } else {
+        "no other process (--no-processes)".to_string()
     };
     let coverage = format!(
         "runtime-audit read: this process's environment, {others}, {files_read} credential \
          file(s), {}",
-        if a.no_endpoints {
-            "no credential endpoint (--no-endpoints)".to_string()
-        } else {
+        if a.endpoints {
             format!(
                 "{} credential document(s) from the metadata endpoints ({} note(s) above)",
                 found.blobs.len(),
                 found.notes.len()
             )
+        } else {
+            "no credential endpoint (--no-endpoints)".to_string()
         }
     );
     let imds_v1 = found.imds_v1.is_some();

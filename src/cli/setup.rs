@@ -1,14 +1,14 @@
 //! What every reporting command sets up the same way: the operator's config, the rule set,
 //! the scanner, the output, a progress line, and the hand-over to [`crate::deliver`].
 
-use super::args::{ColorChoice, FormatArg, ReportArgs, RulesArgs};
+use super::settings::{ReportSettings, RuleSources};
 use crate::deliver::Delivery;
 use crate::engine::{Engine, FingerprintKey, Startup};
 use crate::model::Warning;
 use crate::policy::{self, Config, Policy};
 use crate::report::{printable, HumanOptions};
 use crate::respond::{Audit, Hook};
-use crate::rules::{self, Confidence};
+use crate::rules;
 use crate::scan::{Outcome, Scanner};
 use anyhow::{bail, Context as _, Result};
 use std::io::{IsTerminal, Write};
@@ -137,18 +137,10 @@ fn checked_engine_for(set: Vec<rules::Rule>, startup: Startup) -> Result<Engine>
 }
 
 /// The engine for a command that masks rather than reports (filter, run, redact-notebook,
-/// mcp-proxy, scrub), from the masker's config ([`masker_config`]).
-pub fn masking_engine(r: &RulesArgs) -> Result<Engine> {
-    masking_engine_for(r, Startup::Throughput)
-}
-
-/// [`masking_engine`] for a process that masks one small input and exits (`hook`): quicker to
-/// build, a little slower to search.
-pub fn quick_masking_engine(r: &RulesArgs) -> Result<Engine> {
-    masking_engine_for(r, Startup::Latency)
-}
-
-fn masking_engine_for(r: &RulesArgs, startup: Startup) -> Result<Engine> {
+/// mcp-proxy, scrub, hook), from the masker's config ([`masker_config`]); `Latency` for a
+/// process that masks one small input and exits (`hook`): quicker to build, a little slower
+/// to search.
+pub fn masking_engine(r: &RuleSources, startup: Startup) -> Result<Engine> {
     let (cfg, name) = masker_config(r.config.as_deref())?;
     // Only the operator's rules are checked against their examples (`checked_engine_for`):
     // a one-event process need not parse the built-in rules' ones.
@@ -272,60 +264,18 @@ pub struct Session {
     hooks: Vec<Hook>,
     validation: crate::validate::Options,
     pub out: Output,
-    /// The report flags, resolved once in [`Session::new`].
-    settings: Settings,
+    /// The report flags, resolved once (`settings::ReportSettings`): no clap type reaches
+    /// [`Session::deliver`].
+    settings: ReportSettings,
+    /// `--color`, with `auto` decided by where the report goes.
+    color: bool,
     /// What makes the exit code 1 when a command decides it rather than `--fail-on`.
     fail_on: Option<crate::deliver::FailOn>,
 }
 
-/// What the report flags ask of the stages after the scan, resolved once when the session
-/// starts (ripgrep's low-level arguments made high-level): no clap type reaches
-/// [`Session::deliver`].
-struct Settings {
-    format: crate::report::Format,
-    /// `--format human`: a progress line may be shown on a terminal.
-    progress: bool,
-    color: bool,
-    validate: bool,
-    reach: bool,
-    fail_on: crate::deliver::FailOn,
-    show_secrets: bool,
-    min_confidence: Confidence,
-    strict: bool,
-    audit_log: Option<PathBuf>,
-    write_baseline: Option<PathBuf>,
-}
-
-impl Settings {
-    /// `confidence` is the command's default `--min-confidence`; `out` decides `--color auto`.
-    fn new(r: &ReportArgs, confidence: Confidence, out: &Output) -> Settings {
-        let color = match r.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        };
-        Settings {
-            format: r.format.into(),
-            progress: r.format == FormatArg::Human,
-            color,
-            validate: r.validate,
-            reach: r.reach,
-            fail_on: r.fail_on.into(),
-            show_secrets: r.show_secrets,
-            min_confidence: r.min_confidence.map_or(confidence, Into::into),
-            strict: r.strict,
-            audit_log: r.audit_log.clone(),
-            write_baseline: r.write_baseline.clone(),
-        }
-    }
-}
-
 impl Session {
-    /// From the operator's config (allowlists, rules, hooks) and the report flags;
-    /// `confidence` is the command's default `--min-confidence`.
-    pub fn new(r: &ReportArgs, scanned: &[PathBuf], confidence: Confidence) -> Result<Session> {
+    /// From the operator's config (allowlists, rules, hooks) and the report's settings.
+    pub fn new(r: ReportSettings, scanned: &[PathBuf]) -> Result<Session> {
         let (cfg, cfg_name) = config(r.rules.config.as_deref(), scanned)?;
         let engine = engine(&cfg, &r.rules.rule_files)?;
         let mut policy = Policy::new(&cfg.allow, &cfg_name)?;
@@ -344,6 +294,9 @@ impl Session {
         }
         let scanner = Scanner::new(engine, policy);
         let out = open_output(r.output.as_deref())?;
+        let color = r.color.unwrap_or_else(|| {
+            out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        });
         Ok(Session {
             scanner,
             hooks,
@@ -351,7 +304,8 @@ impl Session {
                 validate_hosts: r.validate_hosts,
                 ..validation_options(&cfg, r.rules.config.is_some())
             },
-            settings: Settings::new(r, confidence, &out),
+            settings: r,
+            color,
             out,
             fail_on: None,
         })
@@ -359,9 +313,8 @@ impl Session {
 
     /// Run `scan` with a progress line on a terminal.
     pub fn scan<T>(&self, scan: impl FnOnce(&Scanner) -> T) -> T {
-        with_progress(&self.scanner, self.settings.progress, || {
-            scan(&self.scanner)
-        })
+        let progress = self.settings.format == crate::report::Format::Human;
+        with_progress(&self.scanner, progress, || scan(&self.scanner))
     }
 
     /// Let the command, not `--fail-on`, say what makes the exit code 1.
@@ -393,7 +346,7 @@ impl Session {
             audit,
             fail_on: self.fail_on.unwrap_or(r.fail_on),
             format: r.format,
-            human: HumanOptions { color: r.color },
+            human: HumanOptions { color: self.color },
             show_secrets: r.show_secrets,
             min_confidence: r.min_confidence,
         };

@@ -1,12 +1,11 @@
 //! The commands that mask rather than report: `filter`, `run`, `redact-notebook`.
 
-use super::args::{FilterArgs, RulesArgs};
-use super::setup::{masking_engine, open_output, Output};
+use super::settings::{FilterSettings, MaskerRules};
+use super::setup::{open_output, Output};
 use super::EXIT_CLEAN;
 use anyhow::{Context as _, Result};
 use std::io::ErrorKind;
 use std::path::Path;
-use std::time::Duration;
 
 /// Findings from a filter: a JSONL report and/or notices on stderr. The secret is never
 /// written: reports are always redacted.
@@ -37,8 +36,8 @@ impl crate::filter::Sink for FilterSink {
 }
 
 /// `filter` (no command) and `run` (a command).
-pub fn filter(a: &FilterArgs, cmd: Option<&[String]>) -> Result<i32> {
-    let engine = masking_engine(&a.rules)?;
+pub fn filter(a: FilterSettings) -> Result<i32> {
+    let engine = a.rules.engine()?;
     let report = match &a.report {
         Some(p) => Some(std::sync::Mutex::new(open_output(Some(p))?)),
         None => None,
@@ -47,8 +46,8 @@ pub fn filter(a: &FilterArgs, cmd: Option<&[String]>) -> Result<i32> {
         report,
         notify: a.notify,
     };
-    let idle = Duration::from_millis(a.idle_ms);
-    match cmd {
+    let idle = a.idle;
+    match a.cmd.as_deref() {
         None => {
             crate::filter::pump(
                 &engine,
@@ -88,8 +87,8 @@ pub fn filter(a: &FilterArgs, cmd: Option<&[String]>) -> Result<i32> {
     }
 }
 
-pub fn redact_notebook(input: &Path, output: Option<&Path>, rules: &RulesArgs) -> Result<i32> {
-    let engine = masking_engine(rules)?;
+pub fn redact_notebook(input: &Path, output: Option<&Path>, rules: &MaskerRules) -> Result<i32> {
+    let engine = rules.engine()?;
     let raw = std::fs::read(input).with_context(|| format!("{}", input.display()))?;
     let (masked, n, valid) = crate::filter::redact_notebook(&engine, &raw);
     if !valid {

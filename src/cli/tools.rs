@@ -1,6 +1,6 @@
 //! The commands around scans: `validate REPORT`, `report merge`, `rules`, `completions`, `man`.
 
-use super::args::{ListFormat, RulesArgs};
+use super::settings::{RuleListing, RuleSources};
 use super::setup::{checked_engine, config, fingerprint_key, open_output, rule_set};
 use super::EXIT_CLEAN;
 use crate::deliver::FailOn;
@@ -109,7 +109,7 @@ pub fn merge_shards(
     format: crate::report::Format,
     output: Option<&Path>,
     show: bool,
-    r: &RulesArgs,
+    r: &RuleSources,
 ) -> Result<i32> {
     if format == crate::report::Format::Human {
         bail!("--shards writes the report of the shards' run: add --format json, jsonl or sarif");
@@ -150,17 +150,17 @@ pub fn merge_shards(
     Ok(crate::deliver::exit_code(FailOn::Any, judged, failed))
 }
 
-pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {
+pub fn list_rules(format: RuleListing, extra: &[PathBuf]) -> Result<i32> {
     let engine = checked_engine(rule_set(&Config::default(), extra)?)?;
     let mut out = std::io::stdout().lock();
     let r = (|| -> std::io::Result<()> {
         match format {
-            ListFormat::Human => {
+            RuleListing::Human => {
                 for r in engine.rules() {
                     writeln!(out, "{:<44} {}", r.id, r.name)?;
                 }
             }
-            ListFormat::Markdown => {
+            RuleListing::Markdown => {
                 let mut file = "";
                 for r in engine.rules() {
                     let from = r.origin.rsplit('/').next().unwrap_or(&r.origin);
@@ -182,7 +182,7 @@ pub fn list_rules(format: ListFormat, extra: &[PathBuf]) -> Result<i32> {
                     )?;
                 }
             }
-            ListFormat::Json => {
+            RuleListing::Json => {
                 let v: Vec<_> = engine
                     .rules()
                     .iter()

@@ -306,3 +306,30 @@ fn respond_names_no_provider() {
     }
     assert!(files >= 1, "read {}", dir.display());
 }
+
+/// The flags are resolved once: `cli::main` hands each command's clap struct to
+/// `cli/settings.rs`, and the command's body gets the settings value back. So no file of
+/// `cli/` but the clap definition, the resolution and the dispatch names the clap definition.
+#[test]
+fn only_the_settings_read_the_flags() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+    let mut files = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if !name.ends_with(".rs") || ["args.rs", "settings.rs", "mod.rs"].contains(&&*name) {
+            continue;
+        }
+        files += 1;
+        let text = std::fs::read_to_string(&p).unwrap();
+        let hits: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//") && l.contains("args::"))
+            .collect();
+        assert!(
+            hits.is_empty(),
+            "cli/{name} reads clap structs; take a value of cli/settings.rs instead: {hits:?}"
+        );
+    }
+    assert!(files >= 5, "read {}", dir.display());
+}
