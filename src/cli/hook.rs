@@ -7,7 +7,7 @@ use super::settings::HookSettings;
 use super::EXIT_CLEAN;
 use crate::agents::Agent;
 use crate::engine::Engine;
-use crate::hook::{self, Answer, Event, Outcome};
+use crate::hook::{self, Answer, Disposition, Event};
 use crate::model::Finding;
 use crate::respond::Audit;
 use anyhow::{Context as _, Result};
@@ -26,9 +26,9 @@ pub fn hook(a: &HookSettings) -> Result<i32> {
         Err(e) => {
             warn(&format!("{}: {e}", agent.name()), a.fail_open);
             let (out, outcome) = if a.fail_open {
-                (serde_json::json!({}), Outcome::Unscanned)
+                (serde_json::json!({}), Disposition::Unscanned)
             } else {
-                (hook::unreadable(agent, &e), Outcome::Withheld)
+                (hook::unreadable(agent, &e), Disposition::Withheld)
             };
             record(a, agent.name(), "(unreadable)", outcome, &[]);
             return print(&out);
@@ -47,7 +47,7 @@ pub fn hook(a: &HookSettings) -> Result<i32> {
                 a.fail_open,
             );
             if a.fail_open {
-                record(a, agent.name(), event.name(), Outcome::Unscanned, &[]);
+                record(a, agent.name(), event.name(), Disposition::Unscanned, &[]);
                 return print(&serde_json::json!({}));
             }
             let answer = event.withheld();
@@ -168,8 +168,8 @@ fn mask_persisted(engine: &Engine, path: &Path, event: &Event, answer: &mut Answ
     })();
     match result {
         Ok(found) => {
-            if !found.is_empty() && answer.outcome == Outcome::Clean {
-                answer.outcome = Outcome::Masked;
+            if !found.is_empty() && answer.outcome == Disposition::Clean {
+                answer.outcome = Disposition::Masked;
             }
             answer.findings.extend(found);
         }
@@ -184,7 +184,7 @@ fn mask_persisted(engine: &Engine, path: &Path, event: &Event, answer: &mut Answ
 
 /// The report (`--report`) and the audit log (`--audit-log`). A failure to write either is a
 /// warning: the answer to the agent matters more than its record.
-fn record(a: &HookSettings, agent: &str, event: &str, outcome: Outcome, findings: &[Finding]) {
+fn record(a: &HookSettings, agent: &str, event: &str, outcome: Disposition, findings: &[Finding]) {
     if let Some(p) = &a.report {
         if !findings.is_empty() {
             let written = append(p, findings);
@@ -193,7 +193,7 @@ fn record(a: &HookSettings, agent: &str, event: &str, outcome: Outcome, findings
             }
         }
     }
-    if a.audit_log.is_some() && outcome != Outcome::Clean {
+    if a.audit_log.is_some() && outcome != Disposition::Clean {
         match Audit::open(a.audit_log.as_deref()) {
             Ok(mut audit) if findings.is_empty() => {
                 audit.agent_hook(agent, event, outcome.name(), None)

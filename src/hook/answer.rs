@@ -2,7 +2,7 @@
 //! are listed in `docs/agents.md`; the fixtures in `tests/fixtures/agents/` follow them.
 
 use super::{
-    mask, reason, rules_of, text_of, withheld_copy, Answer, Event, HookError, Outcome, WITHHELD,
+    mask, reason, rules_of, text_of, withheld_copy, Answer, Disposition, Event, HookError, WITHHELD,
 };
 use crate::agents::{Agent, Stage};
 use crate::filter::Masking;
@@ -118,7 +118,7 @@ fn after_tool(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
     if !changed {
         return Ok(answer);
     }
-    answer.outcome = Outcome::Masked;
+    answer.outcome = Disposition::Masked;
     answer.stdout = match ev.agent {
         Agent::Claude => claude_output(ev, masked),
         Agent::Codex => json!({"decision": "block", "reason": text_of(&masked)}),
@@ -132,7 +132,7 @@ fn after_tool(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
         }
         Agent::Cursor if cursor_mcp(ev) => json!({"updated_mcp_tool_output": mcp_result(masked)}),
         Agent::Cursor => {
-            answer.outcome = Outcome::Warned;
+            answer.outcome = Disposition::Warned;
             let tool = tool_name(ev);
             answer.note = Some(format!(
                 "Cursor does not let a hook replace the output of {tool:?} (only MCP tools'): \
@@ -201,7 +201,7 @@ fn before_prompt(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
         if !changed {
             return Ok(answer);
         }
-        answer.outcome = Outcome::Masked;
+        answer.outcome = Disposition::Masked;
         // Copilot CLI 1.0.102 run against a fake model honours `modifiedPrompt` from a
         // command hook on userPromptSubmitted, whatever its docs say.
         answer.stdout = if transformed {
@@ -220,7 +220,7 @@ fn before_prompt(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
     if findings.is_empty() {
         return Ok(answer);
     }
-    answer.outcome = Outcome::Blocked;
+    answer.outcome = Disposition::Blocked;
     answer.stdout = block_prompt(ev.agent, &reason("the prompt", &findings));
     answer.findings = findings;
     Ok(answer)
@@ -259,7 +259,7 @@ fn before_tool(ev: &Event, masking: &Masking) -> Result<Answer, HookError> {
     if findings.is_empty() {
         return Ok(answer);
     }
-    answer.outcome = Outcome::Blocked;
+    answer.outcome = Disposition::Blocked;
     let what = if ev.name == "beforeReadFile" {
         "the file to be read"
     } else {
@@ -298,7 +298,7 @@ fn deny_tool(ev: &Event, why: &str) -> Value {
 /// call stopped.
 pub(super) fn withheld(ev: &Event) -> Answer {
     let mut answer = Answer::clean();
-    answer.outcome = Outcome::Withheld;
+    answer.outcome = Disposition::Withheld;
     answer.stdout = match ev.stage {
         Stage::AfterTool => match ev.agent {
             Agent::Claude => {
@@ -315,7 +315,7 @@ pub(super) fn withheld(ev: &Event) -> Answer {
                 json!({"updated_mcp_tool_output": mcp_result(Value::String(WITHHELD.into()))})
             }
             Agent::Cursor => {
-                answer.outcome = Outcome::Warned;
+                answer.outcome = Disposition::Warned;
                 json!({"additional_context": format!(
                     "{WITHHELD}, and Cursor does not let a hook withhold it: treat any \
                      credential in it as exposed"

@@ -69,7 +69,7 @@ impl std::fmt::Debug for Event {
 
 /// What was done with an event, for the audit log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Disposition {
     /// No secret: the agent's no-op answer.
     Clean,
     /// The result (or prompt) goes on with its secrets masked.
@@ -84,15 +84,15 @@ pub enum Outcome {
     Unscanned,
 }
 
-impl Outcome {
+impl Disposition {
     pub fn name(self) -> &'static str {
         match self {
-            Outcome::Clean => "clean",
-            Outcome::Masked => "masked",
-            Outcome::Blocked => "blocked",
-            Outcome::Warned => "warned",
-            Outcome::Withheld => "withheld",
-            Outcome::Unscanned => "unscanned",
+            Disposition::Clean => "clean",
+            Disposition::Masked => "masked",
+            Disposition::Blocked => "blocked",
+            Disposition::Warned => "warned",
+            Disposition::Withheld => "withheld",
+            Disposition::Unscanned => "unscanned",
         }
     }
 }
@@ -102,7 +102,7 @@ impl Outcome {
 pub struct Answer {
     /// The JSON to print on stdout (`{}` when there is nothing to change).
     pub stdout: Value,
-    pub outcome: Outcome,
+    pub outcome: Disposition,
     /// What was masked or found (redacted in every rendering).
     pub findings: Vec<Finding>,
     /// A file that holds the tool's full output (Claude's `persistedOutputPath`): the caller
@@ -116,7 +116,7 @@ impl Answer {
     fn clean() -> Answer {
         Answer {
             stdout: Value::Object(Default::default()),
-            outcome: Outcome::Clean,
+            outcome: Disposition::Clean,
             findings: Vec::new(),
             persisted: None,
             note: None,
@@ -358,7 +358,7 @@ mod tests {
         });
         let ev = parse(Agent::Claude, event.to_string().as_bytes()).unwrap();
         let a = ev.answer(&e).unwrap();
-        assert_eq!(a.outcome, Outcome::Masked);
+        assert_eq!(a.outcome, Disposition::Masked);
         let out = &a.stdout["hookSpecificOutput"]["updatedToolOutput"];
         assert_eq!(out["interrupted"], json!(false));
         assert_eq!(out["stderr"], json!(""));
@@ -382,7 +382,7 @@ mod tests {
             .unwrap()
             .answer(&e)
             .unwrap();
-        assert_eq!(a.outcome, Outcome::Blocked);
+        assert_eq!(a.outcome, Disposition::Blocked);
         let reason = a.stdout["reason"].as_str().unwrap();
         assert!(
             reason.contains("aws.access-key-id in prompt at line 1, column 9"),
