@@ -160,7 +160,7 @@ fn unescaped(secret: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 pub fn place(provenance: &Provenance) -> &str {
     match provenance {
         Provenance::Env { origin, .. } => origin.as_str(),
-        p => p.path(),
+        p => p.name(),
     }
 }
 

@@ -82,8 +82,11 @@ pub enum Provenance {
 }
 
 impl Provenance {
-    /// The path within its source (a file's, a blob's, a layer's), as archive entries extend it.
-    pub fn path(&self) -> &str {
+    /// The name a blob goes by within its source: the path of a file (a blob's, a layer's, as
+    /// archive entries extend it), a stream's name, an environment's variable. What admission
+    /// reads a kind from (`.env`, `.ipynb`, an archive's extension); a path only where there is
+    /// one, hence not `path`.
+    pub fn name(&self) -> &str {
         match self {
             Provenance::File { path, .. }
             | Provenance::Notebook { path, .. }

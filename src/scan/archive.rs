@@ -12,7 +12,7 @@ impl Scanner {
             return;
         };
         let inside = |p| blob.provenance.with_path(p);
-        let outer = blob.provenance.path();
+        let outer = blob.provenance.name();
         source::archive::expand(outer, &blob.data, &a.limits, &mut |e| {
             self.archive_event(run, a, &inside, e)
         });
@@ -46,7 +46,7 @@ impl Scanner {
                 if self.policy.path_allowed(&shown) {
                     return;
                 }
-                let how = match admit::admit(prov.path(), &head, head.len() as u64, &opts) {
+                let how = match admit::admit(prov.name(), &head, head.len() as u64, &opts) {
                     Admission::Skip(why) => return run.skip(shown, why),
                     // The archive module names a nested archive too large to hold instead
                     // of handing it over; one that slips through is scanned as it is.

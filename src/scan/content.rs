@@ -31,7 +31,7 @@ impl Scanner {
     pub fn blob(&self, blob: &Blob) -> Vec<Finding> {
         let ignore = |_: &model::Warning| {};
         let run = Run::new(&self.policy, &self.progress, &ignore);
-        self.content(&run, blob, admit::form(blob.provenance.path()))
+        self.content(&run, blob, admit::form(blob.provenance.name()))
     }
 
     /// Findings in one admitted blob held whole, read in its form.
@@ -130,7 +130,7 @@ impl Scanner {
     /// Whether the operator's policy allows match `m`, or it is outside its rule's scope
     /// (the rule's `path`, its own allowlists) at `at`.
     fn allowed(&self, hay: &[u8], m: &Match, at: &Provenance) -> bool {
-        self.policy.match_allowed(hay, m) || self.engine.excluded(hay, m, at.path(), at.commit_id())
+        self.policy.match_allowed(hay, m) || self.engine.excluded(hay, m, at.name(), at.commit_id())
     }
 
     /// Scan one blob: matches (from the content cache when the same bytes were seen before),
@@ -335,7 +335,7 @@ fn in_notebook(at: &Provenance, part: &source::notebook::Part) -> Provenance {
             p
         }
         _ => Provenance::Notebook {
-            path: at.path().to_string(),
+            path: at.name().to_string(),
             cell: part.cell,
             output: part.output,
             field: part.field.clone(),

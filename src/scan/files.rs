@@ -47,7 +47,7 @@ impl Scanner {
             // Named on purpose and read as it comes: no head to judge, scanned as text.
             Admission::Scan(admit::Reading::TEXT)
         } else {
-            admit::admit(s.provenance.path(), &s.head, size, opts)
+            admit::admit(s.provenance.name(), &s.head, size, opts)
         };
         let how = match admission {
             Admission::Skip(why) => return run.skip(path, why),
@@ -107,7 +107,7 @@ impl Scanner {
             return Ok(run.finish());
         }
         let size = head.len() as u64;
-        let how = match admit::admit(provenance.path(), &head, size, &opts) {
+        let how = match admit::admit(provenance.name(), &head, size, &opts) {
             // A zip's directory is at its end: it cannot be read as it streams.
             Admission::Archive(k) if k != source::archive::Kind::Zip => {
                 if let Some(a) = &self.archives {

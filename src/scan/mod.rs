@@ -116,7 +116,7 @@ impl Scanner {
             return None;
         }
         let size = blob.data.len() as u64;
-        match admit::admit(blob.provenance.path(), &blob.data, size, opts) {
+        match admit::admit(blob.provenance.name(), &blob.data, size, opts) {
             Admission::Skip(why) => {
                 run.skip(path, why);
                 None

@@ -281,7 +281,7 @@ fn pair(findings: &mut [Finding], members: &[usize]) {
                 ..
             } => format!("{}\0{d}", f.provenance.display()),
             Provenance::Image { .. } => f.provenance.display(),
-            other => other.path().to_string(),
+            other => other.name().to_string(),
         };
         let Some(variable) = f.provenance.variable() else {
             return (origin, None);
