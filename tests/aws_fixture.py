@@ -5,7 +5,9 @@ print what the tests need as JSON on stdout.
 
 The first three calls are unauthenticated (INITIAL_NO_AUTH_ACTION_COUNT=3): they create an
 admin user, its policy and its key. With the admin key: a user whose key the tests "leak",
-and a role session that expires after two seconds. Every credential is moto's, fake.
+and a role session that is expired when it is made (a duration of 0 s). The script asks STS
+with that session and prints nothing until STS answers ExpiredToken: the expiry is the
+server's answer, not a wait timed by the test. Every credential is moto's, fake.
 """
 
 import json
@@ -13,6 +15,7 @@ import sys
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 endpoint = sys.argv[1]
 
@@ -52,8 +55,25 @@ iam.create_role(
     ),
 )
 session = client("sts", **admin).assume_role(
-    RoleArn="arn:aws:iam::123456789012:role/worker", RoleSessionName="s", DurationSeconds=2
+    RoleArn="arn:aws:iam::123456789012:role/worker", RoleSessionName="s", DurationSeconds=0
 )["Credentials"]
+expired = client(
+    "sts",
+    aws_access_key_id=session["AccessKeyId"],
+    aws_secret_access_key=session["SecretAccessKey"],
+    aws_session_token=session["SessionToken"],
+)
+# moto's expiry is "now + duration", compared with the time of each request: a request made
+# in the same microsecond would still pass, so ask until STS itself says the session expired.
+for _ in range(1000):
+    try:
+        expired.get_caller_identity()
+    except ClientError as e:
+        if e.response["Error"]["Code"] == "ExpiredToken":
+            break
+        raise
+else:
+    sys.exit("the session made with DurationSeconds=0 never expired")
 json.dump(
     {
         "admin": [key["AccessKeyId"], key["SecretAccessKey"]],

@@ -59,7 +59,12 @@ fn tool_name(ev: &Event) -> &str {
     ["tool_name", "toolName"]
         .iter()
         .find_map(|k| ev.doc.get(*k).and_then(Value::as_str))
-        .unwrap_or("")
+        // Cursor's afterShellExecution names no tool: the event is the shell's.
+        .unwrap_or(if ev.name == "afterShellExecution" {
+            "Shell"
+        } else {
+            ""
+        })
 }
 
 /// Whether a Cursor tool is an MCP tool, whose output Cursor lets a hook replace.

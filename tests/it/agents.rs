@@ -980,6 +980,9 @@ fn scrub_force_keeps_every_line_a_writer_appends_meanwhile() {
     // Enough to mask that the writer is still at it when the copy is renamed.
     let first = 3000;
     write(&f, &(0..first).map(line).collect::<String>());
+    // The writer says when its first line is down, so scrub starts while it is writing
+    // (rather than after a pause that may or may not have let it begin).
+    let (started, writing) = std::sync::mpsc::channel();
     let writer = {
         let f = f.clone();
         std::thread::spawn(move || {
@@ -988,13 +991,16 @@ fn scrub_force_keeps_every_line_a_writer_appends_meanwhile() {
             let mut n = first;
             while start.elapsed() < Duration::from_millis(1500) {
                 w.write_all(line(n).as_bytes()).unwrap();
+                if n == first {
+                    started.send(()).unwrap();
+                }
                 n += 1;
                 std::thread::sleep(Duration::from_millis(2));
             }
             n
         })
     };
-    std::thread::sleep(Duration::from_millis(50));
+    writing.recv().unwrap();
     let r = lh(d, d, &["scrub", "--force", "live.jsonl"]);
     let written = writer.join().unwrap();
     assert_eq!(r.code, 1, "{}", r.stderr);

@@ -256,7 +256,7 @@ fn run_forwards_sigterm_sigint_and_sighup_to_the_child() {
     for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
         let started = Instant::now();
         let mut child = Command::new(bin())
-            .args(["run", "--", "sh", "-c", "echo ready; exec sleep 30"])
+            .args(["run", "--", "sh", "-c", "echo ready $$; exec sleep 30"])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -266,7 +266,10 @@ fn run_forwards_sigterm_sigint_and_sighup_to_the_child() {
         let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         out.read_line(&mut line).unwrap();
-        assert_eq!(line, "ready\n");
+        let grandchild: i32 = line
+            .strip_prefix("ready ")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{line:?}"));
         // SAFETY: kill with a pid this test spawned.
         unsafe {
             libc::kill(child.id() as i32, sig);
@@ -274,6 +277,15 @@ fn run_forwards_sigterm_sigint_and_sighup_to_the_child() {
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(128 + sig), "signal {sig}: {status:?}");
         assert!(started.elapsed() < Duration::from_secs(10), "signal {sig}");
+        // The child itself got it: it is gone, not left running after run reported its
+        // death (run reaps it; kill(pid, 0) fails once it is).
+        // SAFETY: signal 0 only checks that the pid exists.
+        let alive = unsafe { libc::kill(grandchild, 0) } == 0;
+        if alive {
+            // SAFETY: the pid is the child run started and did not stop.
+            unsafe { libc::kill(grandchild, libc::SIGKILL) };
+            panic!("signal {sig}: run exited but its child is still running");
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Documented promises no other test held (issue 29): the maskers fail closed on a bad
-//! config; hook log files are private and never written through a symlink; runs started at
-//! once agree on one fingerprint key; an archive's entry limit.
+//! config and on a read error; hook log files are private and never written through a
+//! symlink; runs started at once agree on one fingerprint key; an archive's entry limit.
 
 use crate::util::{fake_aws, fake_github, Sandbox};
 use std::os::unix::fs::PermissionsExt;
@@ -52,6 +52,87 @@ fn filter_and_run_fail_closed_on_a_bad_config() {
         let r = filter(cfg);
         assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{cfg}: {}", r.stderr);
     }
+}
+
+/// README: a filter that cannot scan because its input fails (a read error) stops, exits 2,
+/// and never forwards the bytes it was holding. The input is a TCP socket the test resets
+/// once the filter has read a secret's first half: its next read fails with ECONNRESET.
+#[test]
+fn filter_fails_closed_on_a_read_error_with_half_a_secret_held() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::{AsRawFd, OwnedFd};
+    let sb = Sandbox::new();
+    let token = fake_github(2915);
+    // No newline after it: the filter must hold it, since the rest could still come.
+    let held = &token[..24];
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (input, _) = listener.accept().unwrap();
+    // The test's own handle on the filter's socket, to see what is still unread on it.
+    let watch = input.try_clone().unwrap();
+    let mut child = sb
+        .cmd()
+        .arg("filter")
+        .stdin(Stdio::from(OwnedFd::from(input)))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (&client)
+        .write_all(format!("line one clean\ntoken {held}").as_bytes())
+        .unwrap();
+    // Ready when the first line is out and the kernel holds nothing unread for the filter.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert_eq!(first, "line one clean\n");
+    let unread = || {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer given, on a socket we hold.
+        let rc = unsafe { libc::ioctl(watch.as_raw_fd(), libc::FIONREAD, &mut n) };
+        assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+        n
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while unread() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the filter never read its input"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Close with a reset (SO_LINGER 0) rather than an end of input.
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt reads `linger` for its size, on a socket this test owns.
+    let rc = unsafe {
+        libc::setsockopt(
+            client.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0);
+    drop(client);
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(2), "{status}: {err}");
+    assert!(err.contains("reset"), "the read error is not named: {err}");
+    crate::util::assert_no_piece(&rest, &held[4..], "the filter's output after the error");
+    crate::util::assert_no_piece(&err, &held[4..], "the filter's stderr");
 }
 
 /// docs/agents.md: `--report` and `--audit-log` files are created 0600, and a symlink in
