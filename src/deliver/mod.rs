@@ -9,7 +9,7 @@ pub use revalidate::{revalidate, Revalidated};
 
 use crate::model::{Confidence, Finding, ReachLevel, Status};
 use crate::report::{self, Format, HumanOptions, Report};
-use crate::respond::{Audit, Hook};
+use crate::respond::{Audit, OperatorHook};
 use crate::rules::Rule;
 use crate::scan::Outcome;
 use std::collections::BTreeMap;
@@ -99,7 +99,7 @@ pub struct Delivery<'a> {
     pub validation: crate::validate::Options,
     /// After validation, read what each live credential can do (`--reach`).
     pub reach: bool,
-    pub hooks: &'a [Hook],
+    pub hooks: &'a [OperatorHook],
     pub audit: Audit,
     pub fail_on: FailOn,
     pub format: Format,
