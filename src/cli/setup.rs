@@ -9,7 +9,7 @@ use crate::policy::{self, Config, Policy};
 use crate::report::{printable, HumanOptions};
 use crate::respond::{Audit, OperatorHook};
 use crate::rules;
-use crate::scan::{Outcome, Scanner};
+use crate::scan::{ScanResults, Scanner};
 use anyhow::{bail, Context as _, Result};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -324,7 +324,7 @@ impl Session {
     }
 
     /// Hand the outcome to the stages after the scan; the exit code.
-    pub fn deliver(mut self, mut o: Outcome) -> Result<i32> {
+    pub fn deliver(mut self, mut o: ScanResults) -> Result<i32> {
         let r = &self.settings;
         if r.strict {
             // Any input not read fails the run, as one named on the command line does.
