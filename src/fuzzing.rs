@@ -97,7 +97,7 @@ pub fn config_toml(data: &[u8]) {
     // make the target read whatever paths it names.
     let _ = crate::rules::load_set(&[], &cfg.rules.disable);
     for h in &cfg.hooks {
-        let _ = crate::respond::Hook::new(h, &cfg.dir);
+        let _ = crate::respond::OperatorHook::new(h, &cfg.dir);
     }
 }
 

@@ -497,9 +497,9 @@ pub struct KernelInstallArgs {
     /// The masker's config file, named in the kernelspec (default: the user's or system's).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Replace a leakhound kernelspec of the same name.
-    #[arg(long)]
-    pub force: bool,
+    // No `--force`: installing again replaces a kernelspec leakhound wrote, as `jupyter
+    // kernelspec install` does without being asked (its `--replace` is ignored), and one
+    // leakhound did not write is never replaced; a flag could change nothing.
 }
 
 /// Where a kernelspec lives, as `jupyter kernelspec install` names it (default: the user's).

@@ -4,7 +4,7 @@ use super::settings::{AuditSettings, EnvSettings, GitSettings, ImageSettings, Sc
 use super::setup::{print_warning, Session};
 use super::{EXIT_CLEAN, EXIT_FINDINGS};
 use crate::model::{Shard, ShardNotes};
-use crate::scan::Outcome;
+use crate::scan::ScanResults;
 use crate::source::fs::{self, WalkOptions};
 use crate::source::runtime;
 use anyhow::{bail, Context as _, Result};
@@ -44,7 +44,7 @@ pub fn scan(a: ScanSettings) -> Result<i32> {
 }
 
 /// A shard's outcome carries its notes (which shard it is, at least) into its JSON report.
-fn noted(mut o: Outcome, shard: Shard) -> Outcome {
+fn noted(mut o: ScanResults, shard: Shard) -> ScanResults {
     if !shard.is_whole() {
         o.notes.get_or_insert_with(|| ShardNotes::new(shard));
     }
@@ -135,7 +135,7 @@ fn home() -> PathBuf {
 }
 
 /// Credential files scanned whole, ignore files or not.
-fn credential_files(s: &Session, paths: Vec<PathBuf>, shard: Shard) -> Outcome {
+fn credential_files(s: &Session, paths: Vec<PathBuf>, shard: Shard) -> ScanResults {
     let opts = WalkOptions {
         paths,
         ignore_files: false,

@@ -442,9 +442,6 @@ pub struct KernelInstall {
     pub python: PathBuf,
     /// The masker's config, named in the kernelspec.
     pub config: Option<PathBuf>,
-    // `--force` is not here: installing again always replaces a kernelspec leakhound wrote
-    // (docs/jupyter.md), and one it did not write is never replaced, so the flag changes
-    // nothing.
 }
 
 pub fn kernel_install(a: KernelInstallArgs) -> KernelInstall {

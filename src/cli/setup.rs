@@ -7,9 +7,9 @@ use crate::engine::{Engine, FingerprintKey, Startup};
 use crate::model::Warning;
 use crate::policy::{self, Config, Policy};
 use crate::report::{printable, HumanOptions};
-use crate::respond::{Audit, Hook};
+use crate::respond::{Audit, OperatorHook};
 use crate::rules;
-use crate::scan::{Outcome, Scanner};
+use crate::scan::{ScanResults, Scanner};
 use anyhow::{bail, Context as _, Result};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -261,7 +261,7 @@ pub fn fingerprint_key(cfg: &Config) -> Result<FingerprintKey> {
 /// output, opened before any work so a bad `-o` fails fast.
 pub struct Session {
     pub scanner: Scanner,
-    hooks: Vec<Hook>,
+    hooks: Vec<OperatorHook>,
     validation: crate::validate::Options,
     pub out: Output,
     /// The report flags, resolved once (`settings::ReportSettings`): no clap type reaches
@@ -286,11 +286,11 @@ impl Session {
         let mut hooks = cfg
             .hooks
             .iter()
-            .map(|h| Hook::new(h, &cfg.dir))
+            .map(|h| OperatorHook::new(h, &cfg.dir))
             .collect::<Result<Vec<_>, _>>()
             .with_context(|| cfg_name.clone())?;
         if r.rotate {
-            hooks.push(Hook::rotate());
+            hooks.push(OperatorHook::rotate());
         }
         let scanner = Scanner::new(engine, policy);
         let out = open_output(r.output.as_deref())?;
@@ -324,7 +324,7 @@ impl Session {
     }
 
     /// Hand the outcome to the stages after the scan; the exit code.
-    pub fn deliver(mut self, mut o: Outcome) -> Result<i32> {
+    pub fn deliver(mut self, mut o: ScanResults) -> Result<i32> {
         let r = &self.settings;
         if r.strict {
             // Any input not read fails the run, as one named on the command line does.

@@ -9,9 +9,9 @@ pub use revalidate::{revalidate, Revalidated};
 
 use crate::model::{Confidence, Finding, ReachLevel, Status};
 use crate::report::{self, Format, HumanOptions, Report};
-use crate::respond::{Audit, Hook};
+use crate::respond::{Audit, OperatorHook};
 use crate::rules::Rule;
-use crate::scan::Outcome;
+use crate::scan::ScanResults;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -99,7 +99,7 @@ pub struct Delivery<'a> {
     pub validation: crate::validate::Options,
     /// After validation, read what each live credential can do (`--reach`).
     pub reach: bool,
-    pub hooks: &'a [Hook],
+    pub hooks: &'a [OperatorHook],
     pub audit: Audit,
     pub fail_on: FailOn,
     pub format: Format,
@@ -119,7 +119,7 @@ pub struct Delivered {
 /// Validate, run hooks, audit, write the report to `out` and the baseline (every finding,
 /// suppressed ones included) to `baseline`, and pick the exit code.
 pub fn deliver(
-    mut o: Outcome,
+    mut o: ScanResults,
     rules: &[Rule],
     mut d: Delivery<'_>,
     out: &mut dyn Write,

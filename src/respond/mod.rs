@@ -24,10 +24,11 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 #[error("hooks: {0}")]
-pub struct HookConfigError(String);
+pub struct OperatorHookError(String);
 
-/// A hook ready to run.
-pub struct Hook {
+/// An operator's hook (`[[hooks]]` in `leakhound.toml`) ready to run. Named apart from the
+/// `hook` module, which answers coding agents' events and has nothing to do with these.
+pub struct OperatorHook {
     pub name: String,
     /// `None`: any finding, validated or not (but `unknown`, see below).
     statuses: Option<Vec<Status>>,
@@ -80,10 +81,10 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
     })
 }
 
-impl Hook {
+impl OperatorHook {
     /// Check a configured hook; `dir` is where its command runs.
-    pub fn new(c: &HookConfig, dir: &Path) -> Result<Hook, HookConfigError> {
-        let err = |m: String| HookConfigError(format!("hook {:?}: {m}", c.name));
+    pub fn new(c: &HookConfig, dir: &Path) -> Result<OperatorHook, OperatorHookError> {
+        let err = |m: String| OperatorHookError(format!("hook {:?}: {m}", c.name));
         let kind = match (&c.command, c.action.as_deref()) {
             (Some(cmd), None) if !cmd.is_empty() => Kind::Command(cmd.clone()),
             (Some(_), None) => return Err(err("command is empty".into())),
@@ -131,7 +132,7 @@ impl Hook {
         };
         let timeout = parse_duration(&c.timeout)
             .ok_or_else(|| err(format!("timeout {:?}: use e.g. 30s, 500ms, 2m", c.timeout)))?;
-        Ok(Hook {
+        Ok(OperatorHook {
             name: c.name.clone(),
             statuses,
             unknown,
@@ -163,7 +164,7 @@ impl Hook {
 /// Run every hook on the findings it wants, once per (fingerprint, hook) across runs.
 pub fn run_hooks(
     findings: &mut [Finding],
-    hooks: &[Hook],
+    hooks: &[OperatorHook],
     opts: &crate::validate::Options,
     audit: &mut Audit,
 ) {
@@ -192,7 +193,7 @@ pub fn run_hooks(
     for (i, f) in findings.iter_mut().enumerate() {
         let cred = set_of.get(&i).copied();
         let set = cred.map(|c| &creds[c]);
-        let wanted: Vec<&Hook> = hooks.iter().filter(|h| h.wants(f)).collect();
+        let wanted: Vec<&OperatorHook> = hooks.iter().filter(|h| h.wants(f)).collect();
         for h in wanted {
             let key = format!("{}\0{}", f.fingerprint, h.name);
             let run = if let Some(r) = this_run.get(&key) {
@@ -241,7 +242,7 @@ pub fn run_hooks(
 }
 
 fn execute(
-    h: &Hook,
+    h: &OperatorHook,
     f: &Finding,
     set: Option<&Credential>,
     opts: &crate::validate::Options,
@@ -528,7 +529,7 @@ mod tests {
                 pass_env: Vec::new(),
                 timeout: "30s".into(),
             };
-            Hook::new(&c, Path::new(".")).unwrap()
+            OperatorHook::new(&c, Path::new(".")).unwrap()
         };
         let one = |w: &str| When::One(w.into());
         let many = |ws: &[&str]| When::Many(ws.iter().map(|w| w.to_string()).collect());

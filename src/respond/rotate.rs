@@ -5,7 +5,7 @@
 //! hold for it: at most once per finding across runs (the hooks' state), one audit line per
 //! run, only on `live`. Nothing is revoked without the flag.
 
-use super::{Hook, Kind};
+use super::{Kind, OperatorHook};
 use crate::model::{Finding, HookRun, Status, Validation};
 use crate::validate::{Credential, Options};
 use std::time::{Duration, Instant};
@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 /// The hook's name in reports, the audit log and the at-most-once state.
 pub const NAME: &str = "rotate";
 
-impl Hook {
+impl OperatorHook {
     /// The built-in hook `--rotate` adds.
-    pub fn rotate() -> Hook {
-        Hook {
+    pub fn rotate() -> OperatorHook {
+        OperatorHook {
             name: NAME.into(),
             statuses: Some(vec![Status::Live]),
             unknown: false,

@@ -1,12 +1,12 @@
 //! Driving environments: each is already parsed into variables, so it skips the admission
 //! (its origin may be any file name) and goes straight to the content pipeline as text.
 
-use super::{Outcome, Scanner};
+use super::{ScanResults, Scanner};
 use crate::source::{env::Environment, Provenance};
 
 impl Scanner {
     /// Scan environments; each finding names its variable.
-    pub fn environments(&self, envs: &[Environment]) -> Outcome {
+    pub fn environments(&self, envs: &[Environment]) -> ScanResults {
         // Parsing an environment warns about nothing; the dumps were read by the caller.
         let run = self.run(&|_| {});
         for env in envs {
@@ -42,7 +42,11 @@ impl Scanner {
 
     /// Scan blobs held in memory (what a runtime's credential endpoints answered), each as
     /// text; `warnings` (path, message) join the report.
-    pub fn held(&self, blobs: &[crate::source::Blob], warnings: &[(String, String)]) -> Outcome {
+    pub fn held(
+        &self,
+        blobs: &[crate::source::Blob],
+        warnings: &[(String, String)],
+    ) -> ScanResults {
         let run = self.run(&|_| {});
         for (path, message) in warnings {
             run.warn(path.clone(), message.clone());

@@ -3,7 +3,7 @@
 
 use super::admit::{self, Admission, Admit};
 use super::content::STREAM_CHUNK;
-use super::{run::Run, Outcome, Scanner};
+use super::{run::Run, ScanResults, Scanner};
 use crate::model::Warning;
 use crate::source::fs::{self, Event, Reader};
 use crate::source::{self, Blob, Data, Provenance};
@@ -11,7 +11,11 @@ use std::io::Read;
 
 impl Scanner {
     /// Scan files and directories.
-    pub fn paths(&self, opts: &fs::WalkOptions, on_warning: &(dyn Fn(&Warning) + Sync)) -> Outcome {
+    pub fn paths(
+        &self,
+        opts: &fs::WalkOptions,
+        on_warning: &(dyn Fn(&Warning) + Sync),
+    ) -> ScanResults {
         let run = self.run(on_warning);
         let admit = self.admit_opts(opts.binary, opts.max_file_size);
         fs::walk(opts, &|event| match event {
@@ -86,7 +90,7 @@ impl Scanner {
 
     /// Scan standard input: whole when it fits in a chunk, else a chunk at a time (memory
     /// stays bounded whatever its size).
-    pub fn stdin(&self, on_warning: &(dyn Fn(&Warning) + Sync)) -> std::io::Result<Outcome> {
+    pub fn stdin(&self, on_warning: &(dyn Fn(&Warning) + Sync)) -> std::io::Result<ScanResults> {
         let run = self.run(on_warning);
         let provenance = Provenance::Stream {
             name: "<stdin>".into(),

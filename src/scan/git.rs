@@ -4,7 +4,7 @@
 //! read by parallel workers each with its own `git cat-file`.
 
 use super::admit::{Admit, Skip};
-use super::{run::Run, Outcome, Scanner};
+use super::{run::Run, ScanResults, Scanner};
 use crate::model::{Shard, Warning};
 use crate::source::{git, Blob, Data, Provenance};
 use std::path::PathBuf;
@@ -39,7 +39,7 @@ impl Scanner {
         repos: &[(PathBuf, String)],
         opts: &GitOptions,
         on_warning: &(dyn Fn(&Warning) + Sync),
-    ) -> Result<Outcome, git::GitError> {
+    ) -> Result<ScanResults, git::GitError> {
         let run = self.run(on_warning);
         for (dir, prefix) in repos {
             let scanned = git::Repo::open(dir).and_then(|repo| {

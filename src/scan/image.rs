@@ -3,7 +3,7 @@
 //! however many images share it; its findings are repeated for each image that holds it.
 
 use super::admit::{Admit, Skip};
-use super::{run::Run, Outcome, Scanner};
+use super::{run::Run, ScanResults, Scanner};
 use crate::model::{ImageLayers, Shard, ShardNotes, Warning, Whiteouts};
 use crate::source::{image, Blob, Data, Provenance};
 use rayon::prelude::*;
@@ -27,7 +27,7 @@ impl Scanner {
         refs: &[String],
         opts: &ImageOptions,
         on_warning: &(dyn Fn(&Warning) + Sync),
-    ) -> Result<Outcome, image::ImageError> {
+    ) -> Result<ScanResults, image::ImageError> {
         let run = self.run(on_warning);
         let admit = self.admit_opts(opts.binary, opts.max_file_size);
         // Layer digest -> (the image that scanned it, its whiteouts).

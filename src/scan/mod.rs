@@ -39,9 +39,10 @@ pub struct Progress {
     pub findings: AtomicU64,
 }
 
-/// What a scan produced, before any writer sees it.
+/// What a scan produced, before any writer sees it: the findings, the suppressed ones, the
+/// warnings and the totals (`Summary`). Not `rules::validator::Outcome`, a validator's verdict.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct ScanResults {
     /// Findings to report, sorted by path and position.
     pub findings: Vec<Finding>,
     /// Findings the baseline suppressed (kept so a new baseline can include them).
@@ -146,9 +147,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Outcome {
+impl ScanResults {
     /// Two scans' results as one report.
-    pub fn merge(mut self, other: Outcome) -> Outcome {
+    pub fn merge(mut self, other: ScanResults) -> ScanResults {
         self.findings.extend(other.findings);
         self.suppressed.extend(other.suppressed);
         self.warnings.extend(other.warnings);
@@ -169,7 +170,7 @@ impl Outcome {
 }
 
 /// Findings sorted and paired into credential sets, totals counted.
-fn finish(mut o: Outcome, start: Instant) -> Outcome {
+fn finish(mut o: ScanResults, start: Instant) -> ScanResults {
     o.findings.sort_by(Finding::report_order);
     crate::detect::mask_contexts(&mut o.findings, &o.suppressed);
     crate::validate::annotate(&mut o.findings);

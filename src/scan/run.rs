@@ -1,7 +1,7 @@
 //! The context of one scan: what it has collected so far, where warnings go as they happen,
 //! and the progress counters. Every driver and the content pipeline get it as one argument.
 
-use super::{admit::Skip, lock, Outcome, Progress};
+use super::{admit::Skip, lock, Progress, ScanResults};
 use crate::model::{self, Finding, Warning};
 use crate::policy::Policy;
 use std::sync::atomic::Ordering::Relaxed;
@@ -10,7 +10,7 @@ use std::time::Instant;
 
 /// One scan in progress, shared by its worker threads.
 pub(crate) struct Run<'a> {
-    out: Mutex<Outcome>,
+    out: Mutex<ScanResults>,
     on_warning: &'a (dyn Fn(&Warning) + Sync),
     progress: &'a Progress,
     /// Decides which findings the baseline suppresses.
@@ -98,7 +98,7 @@ impl<'a> Run<'a> {
     }
 
     /// File findings as reported, or as suppressed when the baseline knows them.
-    pub fn keep(&self, out: &mut Outcome, found: Vec<Finding>) {
+    pub fn keep(&self, out: &mut ScanResults, found: Vec<Finding>) {
         for f in found {
             if self.policy.in_baseline(&f) {
                 out.suppressed.push(f);
@@ -110,12 +110,12 @@ impl<'a> Run<'a> {
     }
 
     /// What was collected so far, for a driver that revisits it (an image's shared layers).
-    pub fn collected(&self) -> std::sync::MutexGuard<'_, Outcome> {
+    pub fn collected(&self) -> std::sync::MutexGuard<'_, ScanResults> {
         lock(&self.out)
     }
 
     /// The report: findings sorted and paired, totals counted, time taken.
-    pub fn finish(self) -> Outcome {
+    pub fn finish(self) -> ScanResults {
         let out = self.out.into_inner().unwrap_or_else(|e| e.into_inner());
         super::finish(out, self.start)
     }

@@ -249,7 +249,7 @@ pub fn annotate(findings: &mut [Finding]) {
             v.annotate(findings, &members);
         }
     }
-    // Outcomes are merged (runtime-audit's environments, files and endpoints), and each
+    // Scan results are merged (runtime-audit's environments, files and endpoints), and each
     // merge annotates again: a fact once, however often it was learnt.
     for f in findings.iter_mut() {
         let mut seen = std::collections::HashSet::new();

@@ -353,6 +353,99 @@ fn install_status_and_uninstall_touch_only_leakhound_kernelspecs() {
     assert_eq!(r.code, 2);
 }
 
+/// What real jupyter_client says about the kernelspec `name` found on `data` (JUPYTER_PATH
+/// first, so the machine's own kernelspecs cannot answer): its display name and its files.
+fn jupyter_sees(sb: &Sandbox, data: &Path, name: &str) -> (String, Vec<String>) {
+    let r = to_run(
+        Command::new("python3")
+            .args([
+                "-c",
+                "import json, os, sys\n\
+                 from jupyter_client.kernelspec import KernelSpecManager\n\
+                 s = KernelSpecManager().get_kernel_spec(sys.argv[1])\n\
+                 print(json.dumps([s.display_name, sorted(os.listdir(s.resource_dir))]))",
+                name,
+            ])
+            .env("JUPYTER_PATH", data)
+            .env("JUPYTER_DATA_DIR", sb.path("jupyter-user"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    serde_json::from_str(r.stdout.trim()).unwrap()
+}
+
+/// `jupyter kernelspec install` replaces a kernelspec of the same name without being asked
+/// (jupyter_client accepts `--replace` and ignores it), and so does `kernel install` for the
+/// kernelspecs it wrote; so there is no `--force`, which could only have meant "replace one
+/// leakhound did not write", a thing it refuses to do (the test above).
+#[test]
+fn installing_again_replaces_as_jupyter_does_and_there_is_no_force() {
+    require_jupyter();
+    let sb = Sandbox::new();
+    let data = sb.path("prefix/share/jupyter");
+
+    // The convention, from jupyter_client itself: a second install of `reference`, with no
+    // replace asked for, leaves only the second's files.
+    let source = sb.path("reference");
+    sb.write(
+        "reference/kernel.json",
+        r#"{"argv": ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "first", "language": "python"}"#,
+    );
+    sb.write("reference/stale.txt", "from the first install");
+    let jupyter_install = || {
+        let r = to_run(
+            Command::new("python3")
+                .args([
+                    "-c",
+                    "import sys\n\
+                     from jupyter_client.kernelspec import KernelSpecManager\n\
+                     KernelSpecManager().install_kernel_spec(sys.argv[1], 'reference', prefix=sys.argv[2])",
+                    source.to_str().unwrap(),
+                    sb.path("prefix").to_str().unwrap(),
+                ])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    jupyter_install();
+    std::fs::remove_file(source.join("stale.txt")).unwrap();
+    let second = r#"{"argv": ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "second", "language": "python"}"#;
+    sb.write("reference/kernel.json", second);
+    jupyter_install();
+    let (shown, files) = jupyter_sees(&sb, &data, "reference");
+    assert_eq!(
+        (shown.as_str(), files),
+        ("second", vec!["kernel.json".to_string()])
+    );
+
+    // leakhound's: installed, then installed again with nothing but a new display name.
+    let data = install(&sb);
+    let prefix = sb.path("prefix");
+    let prefix = prefix.to_str().unwrap();
+    let dir = data.join("kernels").join(KERNEL);
+    std::fs::write(dir.join("stale.txt"), "from the first install").unwrap();
+    let r = sb.run(&[
+        "kernel",
+        "install",
+        "--display-name",
+        "second",
+        "--prefix",
+        prefix,
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let (shown, files) = jupyter_sees(&sb, &data, KERNEL);
+    assert_eq!(shown, "second");
+    assert!(!files.contains(&"stale.txt".to_string()), "{files:?}");
+    assert!(files.contains(&"kernel.json".to_string()), "{files:?}");
+
+    // A flag that would change nothing is refused rather than accepted and ignored.
+    let r = sb.run(&["kernel", "install", "--force", "--prefix", prefix]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+}
+
 /// The masker's own protocol, without Python: what the proxy relies on.
 #[test]
 fn the_masker_keeps_clean_documents_byte_for_byte_and_holds_a_secret_in_pieces() {

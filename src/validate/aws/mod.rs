@@ -12,7 +12,7 @@ mod iam;
 #[cfg(not(feature = "aws"))]
 #[path = "iam_offline.rs"]
 mod iam;
-pub mod policy;
+pub mod iam_policy;
 #[cfg(feature = "aws")]
 mod reach;
 // Without the AWS SDK, a stand-in that reads nothing and says why.

@@ -1,9 +1,9 @@
 //! `--reach` through `aws-sdk-iam`, with the found credential and nothing else: who it is
 //! (the ARN STS named for it) and what its identity's policies allow, read with its own
-//! `Get*`/`List*` calls and evaluated locally ([`super::policy`]). Nothing is ever written:
+//! `Get*`/`List*` calls and evaluated locally ([`super::iam_policy`]). Nothing is ever written:
 //! every request this module can make is a read, and each one is recorded for the audit log.
 
-use super::policy::{self, Policies, Probes};
+use super::iam_policy::{self, Policies, Probes};
 use super::sts::{backoff, raw_code};
 use super::AwsSet;
 use crate::model::{severity, Reach, ReachFlag, ReachLevel};
@@ -189,7 +189,7 @@ async fn one(
         Identity::Role(name) => g.role(name).await,
         Identity::Root | Identity::Other(_) => {}
     }
-    let ev = policy::evaluate(&g.policies, g.trust.as_ref(), &probes);
+    let ev = iam_policy::evaluate(&g.policies, g.trust.as_ref(), &probes);
     let mut notes = g.notes;
     notes.extend(ev.notes);
     let level = if g.problem.is_some() {

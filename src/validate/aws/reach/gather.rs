@@ -114,7 +114,7 @@ impl Gather {
     fn document(&mut self, name: String, doc: Option<&str>) {
         let parsed = doc
             .ok_or_else(|| "no document in the answer".to_string())
-            .and_then(|d| policy::parse_document(d).map_err(|e| e.to_string()))
+            .and_then(|d| iam_policy::parse_document(d).map_err(|e| e.to_string()))
             .and_then(|v| self.policies.add(&v).map_err(|e| e.to_string()));
         match parsed {
             Ok(()) => self.read.push(name),
@@ -309,7 +309,7 @@ impl Gather {
             let r = r.role();
             match r
                 .and_then(|r| r.assume_role_policy_document())
-                .map(policy::parse_document)
+                .map(iam_policy::parse_document)
             {
                 Some(Ok(trust)) => self.trust = Some(trust),
                 Some(Err(e)) => {
