@@ -50,6 +50,9 @@ pub struct Outcome {
     pub summary: Summary,
     /// For a shard's report: what merging it with the other shards' needs.
     pub notes: Option<ShardNotes>,
+    /// Every unit of work the run met, one line each, sorted (`--list-scanned`): ids and
+    /// paths only, never content; a unit skipped or failed carries a marker.
+    pub units: Vec<String>,
 }
 
 /// An engine and a policy, shared by every worker thread.
@@ -118,7 +121,7 @@ impl Scanner {
         let size = blob.data.len() as u64;
         match admit::admit(blob.provenance.name(), &blob.data, size, opts) {
             Admission::Skip(why) => {
-                run.skip(path, why);
+                run.skip_as(run::unit(&blob.provenance), path, why);
                 None
             }
             Admission::Archive(_) => {
@@ -137,7 +140,7 @@ impl Scanner {
     /// [`Scanner::take`], counting the blob and filing its findings.
     fn file(&self, run: &Run, blob: Blob, opts: &Admit) {
         if let Some((blob, found, _)) = self.take(run, blob, opts) {
-            run.scanned(blob.data.len() as u64, found);
+            run.scanned(&blob.provenance, blob.data.len() as u64, found);
         }
     }
 }
@@ -153,6 +156,7 @@ impl Outcome {
         self.suppressed.extend(other.suppressed);
         self.warnings.extend(other.warnings);
         self.summary.add(&other.summary);
+        self.units.extend(other.units);
         match (&mut self.notes, other.notes) {
             (Some(mine), Some(n)) => {
                 mine.images.extend(n.images);
@@ -180,6 +184,7 @@ fn finish(mut o: Outcome, start: Instant) -> Outcome {
     o.summary
         .skipped
         .sort_by(|a, b| (&a.path, &a.reason).cmp(&(&b.path, &b.reason)));
+    o.units.sort();
     o.summary.findings = o.findings.len() as u64;
     o.summary.suppressed = o.suppressed.len() as u64;
     o.summary.warnings = o.warnings.len() as u64;
