@@ -1,6 +1,7 @@
 //! `--shard K/N`, `--targets` and `report merge --shards` (issue 16): for a directory tree, a
 //! git history and OCI images, N shard runs started side by side and merged give the report
-//! one run gives, byte for byte but for the time taken; every blob is scanned by one shard.
+//! one run gives, byte for byte but for the time taken; every blob is scanned by one shard
+//! (their `--list-scanned` lists are disjoint and together the whole run's).
 
 use crate::git::{git_in, Repo};
 use crate::image::{image, index};
