@@ -182,6 +182,12 @@ pub struct ScaleArgs {
     /// skipped): paths, repositories or image references, as the command takes them.
     #[arg(long, value_name = "FILE")]
     pub targets: Option<PathBuf>,
+    /// Write to FILE what this run covered, one unit a line, sorted: a file's path, a git
+    /// blob's id and path, an image layer's digest and the path in it (ids and paths only,
+    /// never content). A unit skipped or not read ends in a tab and why (`skipped: binary`,
+    /// `unreadable`, ...). The scanned lines are the summary's file count.
+    #[arg(long, value_name = "FILE")]
+    pub list_scanned: Option<PathBuf>,
 }
 
 impl ScaleArgs {

@@ -151,6 +151,8 @@ pub struct ScanSettings {
     pub ignore_files: bool,
     pub ignored_secret_files: bool,
     pub input: Input,
+    /// `--list-scanned`: where to write the units the run covered.
+    pub list_scanned: Option<PathBuf>,
     pub shard: Shard,
     pub report: ReportSettings,
 }
@@ -167,6 +169,7 @@ pub fn scan(a: ScanArgs) -> Result<ScanSettings> {
         ignore_files: !a.no_ignore,
         ignored_secret_files: !a.no_ignored_secret_files,
         input: input(&a.input),
+        list_scanned: a.scale.list_scanned.clone(),
         shard,
         report: report(a.report, Confidence::Medium),
     })
@@ -178,6 +181,8 @@ pub struct GitSettings {
     pub select: Select,
     pub submodules: bool,
     pub input: Input,
+    /// `--list-scanned`: where to write the units the run covered.
+    pub list_scanned: Option<PathBuf>,
     pub shard: Shard,
     pub report: ReportSettings,
 }
@@ -210,6 +215,7 @@ pub fn git(a: GitArgs) -> Result<GitSettings> {
         select,
         submodules: a.submodules,
         input: input(&a.input),
+        list_scanned: a.scale.list_scanned.clone(),
         shard,
         report: report(a.report, Confidence::Medium),
     })
@@ -225,6 +231,8 @@ pub struct ImageSettings {
     pub refs: Vec<String>,
     pub registry: crate::source::image::RegistryOptions,
     pub input: Input,
+    /// `--list-scanned`: where to write the units the run covered.
+    pub list_scanned: Option<PathBuf>,
     pub shard: Shard,
     pub report: ReportSettings,
 }
@@ -244,6 +252,7 @@ pub fn image(a: ImageArgs) -> Result<ImageSettings> {
             platform: a.platform,
         },
         input: input(&a.input),
+        list_scanned: a.scale.list_scanned.clone(),
         shard,
         report: report(a.report, Confidence::Medium),
     })
@@ -255,6 +264,8 @@ pub struct EnvSettings {
     pub pids: Vec<u32>,
     /// `--runtime`: the credential files under $HOME too.
     pub runtime: bool,
+    /// `--list-scanned`: where to write the units the run covered.
+    pub list_scanned: Option<PathBuf>,
     pub shard: Shard,
     pub report: ReportSettings,
 }
@@ -267,6 +278,7 @@ pub fn env(a: EnvArgs) -> Result<EnvSettings> {
         files,
         pids: a.pid,
         runtime: a.runtime,
+        list_scanned: a.scale.list_scanned.clone(),
         shard,
         report: report(a.report, Confidence::Low),
     })

@@ -2,7 +2,8 @@
 //! outer blob's origin (a file, a commit, a layer), admitted like any other.
 
 use super::admit::{self, Admission, Admit};
-use super::{run::Run, Archives, Scanner};
+use super::run::{self, Run};
+use super::{Archives, Scanner};
 use crate::source::{self, archive::Event, Blob, Data, Provenance};
 
 impl Scanner {
@@ -47,17 +48,18 @@ impl Scanner {
                     return;
                 }
                 let how = match admit::admit(prov.name(), &head, head.len() as u64, &opts) {
-                    Admission::Skip(why) => return run.skip(shown, why),
+                    Admission::Skip(why) => return run.skip_as(run::unit(&prov), shown, why),
                     // The archive module names a nested archive too large to hold instead
                     // of handing it over; one that slips through is scanned as it is.
                     Admission::Archive(_) => admit::Reading::TEXT,
                     Admission::Scan(how) => how,
                 };
                 let (found, n, _) = self.chunked(run, &prov, head, rest, how);
-                run.scanned(n, found);
+                run.scanned(&prov, n, found);
             }
             Event::SkippedLarge { path, size } => {
-                run.skip(provenance(path).display(), admit::Skip::Large(size))
+                let prov = provenance(path);
+                run.skip_as(run::unit(&prov), prov.display(), admit::Skip::Large(size))
             }
             Event::Warning { path, message } => run.warn(provenance(path).display(), message),
         }

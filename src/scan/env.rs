@@ -35,7 +35,7 @@ impl Scanner {
                 })
                 .collect();
             let n = env.file.as_ref().map_or(blob.data.len() as u64, |f| f.1);
-            run.scanned(n, found);
+            run.scanned(&blob.provenance, n, found);
         }
         run.finish()
     }
@@ -52,7 +52,7 @@ impl Scanner {
             run.warn(path.clone(), message.clone());
         }
         for blob in blobs {
-            run.scanned(blob.data.len() as u64, self.whole(blob));
+            run.scanned(&blob.provenance, blob.data.len() as u64, self.whole(blob));
         }
         run.finish()
     }

@@ -72,7 +72,7 @@ impl Scanner {
             Admission::Scan(how) => how,
         };
         let (found, n, error) = self.chunked(run, &s.provenance, s.head, &mut s.rest, how);
-        run.scanned(n, found);
+        run.scanned(&s.provenance, n, found);
         if let Some(e) = error {
             if pipe {
                 run.collected().summary.failed_inputs += 1;
@@ -126,7 +126,7 @@ impl Scanner {
             Admission::Archive(_) | Admission::Skip(_) => admit::Reading::TEXT,
         };
         let (found, n, error) = self.chunked(&run, &provenance, head, &mut r, how);
-        run.scanned(n, found);
+        run.scanned(&provenance, n, found);
         match error {
             Some(e) => Err(e),
             None => Ok(run.finish()),

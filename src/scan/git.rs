@@ -138,14 +138,18 @@ impl Scanner {
         if self.policy.path_allowed(&path) {
             return;
         }
+        // As `run::unit` names a git blob, for the outcomes that never build its provenance.
+        let unit = format!("{} {path}", change.blob);
         let data = match object {
             git::Object::Blob(d) => d,
-            git::Object::TooLarge(n) => return run.skip(path, Skip::Large(Some(n))),
+            git::Object::TooLarge(n) => return run.skip_as(unit, path, Skip::Large(Some(n))),
             git::Object::Missing => {
                 let msg = format!("blob {} is missing from the object database", change.blob);
+                run.failed(unit, "error: missing");
                 return run.warn(path, msg);
             }
             git::Object::Broken(why) => {
+                run.failed(unit, "error: unreadable");
                 return run.warn(path, format!("blob {}: {why}", change.blob));
             }
         };
@@ -153,6 +157,7 @@ impl Scanner {
             let msg = format!(
                 "Git LFS pointer ({oid}): the content is on an LFS server, not in the repository; not scanned"
             );
+            run.failed(unit, "not scanned: LFS pointer");
             return run.warn(path, msg);
         }
         let blob = Blob {
@@ -192,7 +197,7 @@ impl Scanner {
             let added = git::added_lines(&blob.data, &olds);
             found.retain(|f| (f.line..=f.end_line).any(|l| added.get(l - 1) == Some(&true)));
         }
-        run.scanned(blob.data.len() as u64, found);
+        run.scanned(&blob.provenance, blob.data.len() as u64, found);
     }
 }
 

@@ -3,7 +3,8 @@
 //! however many images share it; its findings are repeated for each image that holds it.
 
 use super::admit::{Admit, Skip};
-use super::{run::Run, ScanResults, Scanner};
+use super::run::{self, Run};
+use super::{ScanResults, Scanner};
 use crate::model::{ImageLayers, Shard, ShardNotes, Warning, Whiteouts};
 use crate::source::{image, Blob, Data, Provenance};
 use rayon::prelude::*;
@@ -146,6 +147,7 @@ impl Scanner {
         let r = match img.open_layer(i) {
             Ok(r) => r,
             Err(e) => {
+                run.failed(layer.digest.clone(), "error: layer unreadable");
                 run.warn(name, e.to_string());
                 return whiteouts;
             }
@@ -161,19 +163,24 @@ impl Scanner {
             }
             image::LayerEvent::Whiteout { path, opaque } => whiteouts.push((path, opaque)),
             image::LayerEvent::SkippedLarge { path, size } => {
-                let shown = at(img, Some(i), path).display();
+                let prov = at(img, Some(i), path);
+                let shown = prov.display();
                 if !self.policy.path_allowed(&shown) {
-                    run.skip(shown, Skip::Large(Some(size)));
+                    run.skip_as(run::unit(&prov), shown, Skip::Large(Some(size)));
                 }
             }
         });
         match walked {
             Ok(None) => {}
             Ok(Some(mismatch)) => run.warn(name, mismatch),
-            Err(e) => run.warn(
-                name,
-                format!("layer unreadable (truncated or corrupt?); files before the fault were scanned: {e}"),
-            ),
+            Err(e) => {
+                // The files before the fault are listed scanned; the layer says it stopped.
+                run.failed(layer.digest.clone(), "error: layer truncated or corrupt");
+                run.warn(
+                    name,
+                    format!("layer unreadable (truncated or corrupt?); files before the fault were scanned: {e}"),
+                )
+            }
         }
         whiteouts
     }

@@ -51,6 +51,9 @@ pub struct ScanResults {
     pub summary: Summary,
     /// For a shard's report: what merging it with the other shards' needs.
     pub notes: Option<ShardNotes>,
+    /// Every unit of work the run met, one line each, sorted (`--list-scanned`): ids and
+    /// paths only, never content; a unit skipped or failed carries a marker.
+    pub units: Vec<String>,
 }
 
 /// An engine and a policy, shared by every worker thread.
@@ -119,7 +122,7 @@ impl Scanner {
         let size = blob.data.len() as u64;
         match admit::admit(blob.provenance.name(), &blob.data, size, opts) {
             Admission::Skip(why) => {
-                run.skip(path, why);
+                run.skip_as(run::unit(&blob.provenance), path, why);
                 None
             }
             Admission::Archive(_) => {
@@ -138,7 +141,7 @@ impl Scanner {
     /// [`Scanner::take`], counting the blob and filing its findings.
     fn file(&self, run: &Run, blob: Blob, opts: &Admit) {
         if let Some((blob, found, _)) = self.take(run, blob, opts) {
-            run.scanned(blob.data.len() as u64, found);
+            run.scanned(&blob.provenance, blob.data.len() as u64, found);
         }
     }
 }
@@ -154,6 +157,7 @@ impl ScanResults {
         self.suppressed.extend(other.suppressed);
         self.warnings.extend(other.warnings);
         self.summary.add(&other.summary);
+        self.units.extend(other.units);
         match (&mut self.notes, other.notes) {
             (Some(mine), Some(n)) => {
                 mine.images.extend(n.images);
@@ -181,6 +185,7 @@ fn finish(mut o: ScanResults, start: Instant) -> ScanResults {
     o.summary
         .skipped
         .sort_by(|a, b| (&a.path, &a.reason).cmp(&(&b.path, &b.reason)));
+    o.units.sort();
     o.summary.findings = o.findings.len() as u64;
     o.summary.suppressed = o.suppressed.len() as u64;
     o.summary.warnings = o.warnings.len() as u64;

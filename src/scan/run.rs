@@ -4,6 +4,7 @@
 use super::{admit::Skip, lock, Progress, ScanResults};
 use crate::model::{self, Finding, Warning};
 use crate::policy::Policy;
+use crate::source::Provenance;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -46,6 +47,11 @@ impl<'a> Run<'a> {
     /// An input not scanned: counted, named in the summary, and warned about when it may
     /// hide something the operator asked for (a size limit cuts what would be scanned).
     pub fn skip(&self, path: String, why: Skip) {
+        self.skip_as(path.clone(), path, why)
+    }
+
+    /// [`Run::skip`] for a unit whose id is not its shown path (a git blob, a layer's file).
+    pub fn skip_as(&self, unit: String, path: String, why: Skip) {
         if let Skip::Large(size) = why {
             let what = match size {
                 Some(n) => format!("{n} bytes"),
@@ -67,6 +73,7 @@ impl<'a> Run<'a> {
                 "too large"
             }
         };
+        out.units.push(listed(&unit, &format!("skipped: {reason}")));
         out.summary.skipped.push(model::Skipped {
             path,
             reason: reason.to_string(),
@@ -81,17 +88,26 @@ impl<'a> Run<'a> {
         if named {
             out.summary.failed_inputs += 1;
         }
+        out.units.push(listed(&path, "unreadable"));
         out.summary.skipped.push(model::Skipped {
             path,
             reason: "unreadable".to_string(),
         });
     }
 
-    /// A scanned input of `n` bytes and its findings.
-    pub fn scanned(&self, n: u64, found: Vec<Finding>) {
+    /// A unit of work (a blob, a layer) that failed and is counted nowhere else: warned about
+    /// by the caller, and listed so a coverage audit sees it rather than a silent gap.
+    pub fn failed(&self, unit: String, what: &str) {
+        lock(&self.out).units.push(listed(&unit, what));
+    }
+
+    /// A scanned input of `n` bytes and its findings. The one place a unit is counted
+    /// scanned, so the summary's count and `--list-scanned` cannot disagree.
+    pub fn scanned(&self, at: &Provenance, n: u64, found: Vec<Finding>) {
         self.progress.files.fetch_add(1, Relaxed);
         self.progress.bytes.fetch_add(n, Relaxed);
         let mut out = lock(&self.out);
+        out.units.push(listed(&unit(at), ""));
         out.summary.files += 1;
         out.summary.bytes += n;
         self.keep(&mut out, found);
@@ -118,5 +134,51 @@ impl<'a> Run<'a> {
     pub fn finish(self) -> ScanResults {
         let out = self.out.into_inner().unwrap_or_else(|e| e.into_inner());
         super::finish(out, self.start)
+    }
+}
+
+/// What identifies a unit of work whatever shard scans it: a git blob's id (and the path it
+/// was introduced at: an archive's entries share their archive's blob), a layer's digest and
+/// the path in it (a layer shared by images is scanned once, under either image's name), a
+/// config's manifest digest and field, else the path shown.
+pub fn unit(at: &Provenance) -> String {
+    match at {
+        Provenance::Git { blob, path, .. } => format!("{blob} {path}"),
+        Provenance::Image {
+            layer_digest: Some(digest),
+            path,
+            ..
+        } => format!("{digest} {path}"),
+        Provenance::Image { manifest, path, .. } => format!("{manifest} {path}"),
+        other => other.display(),
+    }
+}
+
+/// One line of `--list-scanned`: the unit, and a marker (tab-separated) when it was not
+/// scanned whole. A backslash or control character in a path (an archive's entry may hold
+/// NULs) is escaped as Rust writes it (`\n`, `\u{0}`): one unit, one line of text.
+fn listed(unit: &str, marker: &str) -> String {
+    let mut line = String::with_capacity(unit.len() + marker.len() + 1);
+    for c in unit.chars() {
+        if c == '\\' || c.is_control() {
+            line.extend(c.escape_default());
+        } else {
+            line.push(c);
+        }
+    }
+    if !marker.is_empty() {
+        line.push('\t');
+        line.push_str(marker);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_listed_unit_is_one_line_of_text_whatever_its_path_holds() {
+        let line = super::listed("a\tb\nc\0d\\e", "skipped: binary");
+        assert_eq!(line, "a\\tb\\nc\\u{0}d\\\\e\tskipped: binary");
+        assert_eq!(super::listed("src/x.py", ""), "src/x.py");
     }
 }

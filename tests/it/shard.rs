@@ -1,6 +1,7 @@
 //! `--shard K/N`, `--targets` and `report merge --shards` (issue 16): for a directory tree, a
 //! git history and OCI images, N shard runs started side by side and merged give the report
-//! one run gives, byte for byte but for the time taken; every blob is scanned by one shard.
+//! one run gives, byte for byte but for the time taken; every blob is scanned by one shard
+//! (their `--list-scanned` lists are disjoint and together the whole run's).
 
 use crate::git::{git_in, Repo};
 use crate::image::{image, index};
@@ -61,6 +62,7 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
     let whole = lh(sb)
         .args(args)
         .args(["--format", "json", "-o", &out("whole.json")])
+        .args(["--list-scanned", &out("whole.list")])
         .spawn()
         .unwrap();
     let code = finish(whole, "the whole run");
@@ -87,6 +89,7 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
                     .args(args)
                     .args(["--shard", &format!("{k}/{n}"), "--format", "json"])
                     .args(["-o", &out(&format!("s{k}of{n}.json"))])
+                    .args(["--list-scanned", &out(&format!("s{k}of{n}.list"))])
                     .spawn()
                     .unwrap()
             })
@@ -136,14 +139,33 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
             got, want,
             "{n} shards: the shards' findings are not the whole run's"
         );
-        let scanned: u64 = shards
-            .iter()
-            .map(|s| s["summary"]["files"].as_u64().unwrap())
-            .sum();
+        // Every unit once, findings or not: the shards' lists of what they covered are
+        // pairwise disjoint and together the whole run's, line for line (a unit scanned
+        // twice, by one shard or two, is a line too many; one missed, a line short).
+        let lists: Vec<Vec<String>> = (0..n)
+            .map(|k| {
+                listed(
+                    sb,
+                    &format!("s{k}of{n}.list"),
+                    &shards[(n - 1 - k) as usize],
+                )
+            })
+            .collect();
+        let mut owner: std::collections::BTreeMap<&str, usize> = Default::default();
+        for (k, list) in lists.iter().enumerate() {
+            for unit in list {
+                if let Some(other) = owner.insert(unit, k) {
+                    panic!("{n} shards: {unit:?} is listed by shards {other} and {k}");
+                }
+            }
+        }
+        let mut union: Vec<&String> = lists.iter().flatten().collect();
+        union.sort();
+        let whole_list = listed(sb, "whole.list", &whole_v);
         assert_eq!(
-            scanned,
-            whole_v["summary"]["files"].as_u64().unwrap(),
-            "{n} shards"
+            union,
+            whole_list.iter().collect::<Vec<_>>(),
+            "{n} shards: the units the shards covered are not the whole run's"
         );
         for format in ["json", "jsonl", "sarif"] {
             let whole_file = format!("whole.{format}");
@@ -185,6 +207,24 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
         all.push(shards);
     }
     (whole_v, all)
+}
+
+/// The lines of a `--list-scanned` file, checked against the report of the same run: sorted,
+/// each unit once, and as many scanned (no marker) as the summary counts files.
+fn listed(sb: &Sandbox, name: &str, report: &Value) -> Vec<String> {
+    let text = std::fs::read_to_string(sb.path(name)).unwrap();
+    let lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut sorted = lines.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(lines, sorted, "{name}: not sorted, or a unit listed twice");
+    let scanned = lines.iter().filter(|l| !l.contains('\t')).count() as u64;
+    assert_eq!(
+        Some(scanned),
+        report["summary"]["files"].as_u64(),
+        "{name}: the list's scanned units are not the summary's count"
+    );
+    lines
 }
 
 fn findings(report: &Value) -> &Vec<Value> {
