@@ -34,12 +34,6 @@ fn keyword_dense(size: usize) -> Vec<u8> {
 }
 
 fn bench(c: &mut Criterion) {
-    std::env::set_var("LH_DFA", "1");
-    let dfa = Engine::new(leakhound::rules::builtin()).unwrap();
-    std::env::remove_var("LH_DFA");
-    std::env::set_var("LH_SCALAR", "1");
-    let scalar = Engine::new(leakhound::rules::builtin()).unwrap();
-    std::env::remove_var("LH_SCALAR");
     let engine = Engine::new(leakhound::rules::builtin()).unwrap();
     let mut g = c.benchmark_group("engine");
     g.sample_size(10);
@@ -51,12 +45,6 @@ fn bench(c: &mut Criterion) {
         // Single-threaded: one chunk, one core.
         g.bench_function(format!("{name}/1-core"), |b| {
             b.iter(|| engine.scan_chunked(&data, usize::MAX))
-        });
-        g.bench_function(format!("{name}/1-core-scalar"), |b| {
-            b.iter(|| scalar.scan_chunked(&data, usize::MAX))
-        });
-        g.bench_function(format!("{name}/1-core-dfa"), |b| {
-            b.iter(|| dfa.scan_chunked(&data, usize::MAX))
         });
     }
     g.finish();

@@ -9,7 +9,6 @@
 mod check;
 mod checksum;
 pub mod confidence;
-mod fragments;
 pub mod key;
 mod keywords;
 mod literal;
@@ -89,7 +88,6 @@ enum Keywords {
     // Boxed: the DFA's class table would make every engine's enum 400 bytes.
     Dfa(Box<keywords::Keywords>),
     Nfa(AhoCorasick),
-    Fragments(Box<fragments::Fragments>),
 }
 
 impl Keywords {
@@ -102,7 +100,6 @@ impl Keywords {
     ) {
         match self {
             Keywords::Dfa(k) => k.for_each(hay, range, f),
-            Keywords::Fragments(k) => k.for_each(hay, range, f),
             Keywords::Nfa(ac) => {
                 for m in ac.find_overlapping_iter(aho_corasick::Input::new(hay).range(range)) {
                     f(m.pattern().as_usize(), m.start(), m.end());
@@ -221,9 +218,6 @@ impl Engine {
             None => None,
         };
         let automaton = match dfa {
-            _ if std::env::var_os("LH_DFA").is_none() => {
-                Keywords::Fragments(Box::new(fragments::Fragments::new(&keywords)))
-            }
             Some(d) => Keywords::Dfa(Box::new(d)),
             None => Keywords::Nfa(
                 AhoCorasick::builder()
