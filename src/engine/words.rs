@@ -170,7 +170,7 @@ mod tests {
                 for other in [&w[..w.len() - 1], &format!("{w}q"), &format!("a{w}")] {
                     assert_eq!(
                         in_dictionary(other),
-                        d.binary_search(&other.as_ref()).is_ok(),
+                        d.binary_search(&other).is_ok(),
                         "{other}"
                     );
                 }
