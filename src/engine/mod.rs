@@ -400,7 +400,12 @@ fn build_regex(pattern: &str, startup: Startup) -> Result<meta::Regex, String> {
                 // an AWS pair hits: 1.1 ms against 1.9 ms), and a regex only ever runs on a
                 // window around a keyword hit: one small input per process is better off
                 // without the prefilter.
-                .auto_prefilter(startup == Startup::Throughput),
+                .auto_prefilter(startup == Startup::Throughput)
+                // Nor does it need the lazy DFA: building one also builds a reverse NFA, as
+                // much work again as the pattern's own; the backtracker and the PikeVM
+                // confirm a window as well.
+                .hybrid(startup == Startup::Throughput)
+                .dfa(startup == Startup::Throughput),
         )
         .build(pattern)
         .map_err(|e| e.to_string())
