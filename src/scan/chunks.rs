@@ -58,7 +58,11 @@ impl Scanner {
         if how.form == Form::Notebook {
             run.warn(provenance.display(), notebook_as_text());
         }
-        let mut input = HeadThen { head, at: 0, rest: r };
+        let mut input = HeadThen {
+            head,
+            at: 0,
+            rest: r,
+        };
         let workers = rayon::current_num_threads().max(1);
         // Buffers in flight: one per worker, one queued for each, one being read.
         let buffers = 2 * workers + 1;
@@ -94,7 +98,11 @@ impl Scanner {
                 let mut next = if eof { len } else { own_to - OVERLAP };
                 // Never inside a UTF-8 character: columns count characters, and one cut in
                 // two would count twice.
-                while !eof && next > base && buf[next - base] & 0xC0 == 0x80 && own_to - next < OVERLAP + 3 {
+                while !eof
+                    && next > base
+                    && buf[next - base] & 0xC0 == 0x80
+                    && own_to - next < OVERLAP + 3
+                {
                     next -= 1;
                 }
                 // The next buffer starts with this one's tail: its leading overlap.
@@ -124,7 +132,9 @@ impl Scanner {
                     own_to,
                     next,
                 };
-                to_work.send(piece).expect("workers run until the sender is dropped");
+                to_work
+                    .send(piece)
+                    .expect("workers run until the sender is dropped");
                 // Collect what is ready without waiting, so finished buffers return.
                 while let Ok(back) = done.try_recv() {
                     order.add(back, &mut pool);
