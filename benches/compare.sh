@@ -6,7 +6,7 @@
 #
 #   benches/compare.sh                          # all three: tree, bigfile, git
 #   MODE=tree|bigfile|git benches/compare.sh    # one of them
-#   SIZE_MB=50 RUNS=3 LH=/tmp/lh-copy benches/compare.sh
+#   SIZE_MB=50 RUNS=3 WARMUP=0 LH=/tmp/lh-copy benches/compare.sh
 #   LH_OLD=/tmp/lh-main ...   also times that build, as leakhound-before
 #   BIG_ALL=1 ...   adds gitleaks (~80 s a run) and Kingfisher (~120 s) on the big file
 #
@@ -20,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MB=${SIZE_MB:-300}
 RUNS=${RUNS:-5}
+WARMUP=${WARMUP:-1}
 MODE=${MODE:-all}
 OUT=${OUT:-/tmp/leakhound-bench}
 PEERS=${PEERS:-../shared/bench/peers.sh}
@@ -50,7 +51,7 @@ echo "leakhound: $LH ($("$LH" --version)); $(date -u '+%F %H:%M UTC'); commit $(
 
 if [[ $MODE == all || $MODE == tree ]]; then
   echo "== tree: $OUT/tree"
-  locked hyperfine -i -w 1 -r "$RUNS" -N --export-json "$OUT/hyperfine.json" \
+  locked hyperfine -i -w "$WARMUP" -r "$RUNS" -N --export-json "$OUT/hyperfine.json" \
     -n leakhound "$LH scan $OUT/tree --format json -o $OUT/lh.json" \
     "${old_tree[@]}" \
     -n kingfisher "$KINGFISHER scan $OUT/tree -n --no-update-check -q --no-dedup -f json -o $OUT/kf.json" \
@@ -70,7 +71,7 @@ if [[ $MODE == all || $MODE == bigfile ]]; then
     extra=(-n gitleaks "$GITLEAKS dir $big --no-banner --exit-code 0 -f json -r $OUT/gl-big.json"
            -n kingfisher "$KINGFISHER scan $big -n --no-update-check -q --no-dedup --max-file-size 0 -f json -o $OUT/kf-big.json")
   fi
-  locked hyperfine -i -w 1 -r "$RUNS" -N --export-json "$OUT/hyperfine-big.json" \
+  locked hyperfine -i -w "$WARMUP" -r "$RUNS" -N --export-json "$OUT/hyperfine-big.json" \
     -n leakhound "$LH scan $big --max-file-size 0 --format json -o $OUT/lh-big.json" \
     "${old_big[@]}" \
     -n betterleaks "$BETTERLEAKS $big --no-banner --exit-code 0 -o $OUT/bl-big.json" \
@@ -86,7 +87,7 @@ fi
 if [[ $MODE == all || $MODE == git ]]; then
   [[ -f $GIT_OUT/truth.jsonl ]] || "$EXAMPLES/gen-repo" "$GIT_OUT" "${COMMITS:-2000}"
   echo "== git history: $REPO ($(git -C "$REPO" rev-list --count --all) commits)"
-  locked hyperfine -i -w 1 -r "$RUNS" --export-json "$OUT/hyperfine-git.json" \
+  locked hyperfine -i -w "$WARMUP" -r "$RUNS" --export-json "$OUT/hyperfine-git.json" \
     -n leakhound "$LH git $REPO --format jsonl --show-secrets -o $GIT_OUT/lh.jsonl" \
     "${old_git[@]}" \
     -n kingfisher "$KINGFISHER scan $REPO -n --no-update-check -q --no-dedup --git-history full -f json -o $GIT_OUT/kf.json" \
