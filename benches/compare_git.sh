@@ -8,6 +8,8 @@
 #   benches/compare_git.sh
 #   COMMITS=500 RUNS=3 benches/compare_git.sh
 #
+# `MODE=git benches/compare.sh` times the same history beside a six-pattern ripgrep, under
+# the build lock; this script adds recall details and `git --staged`.
 # Everything goes to $OUT (default /tmp/leakhound-git-bench); nothing is committed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +18,7 @@ RUNS=${RUNS:-7}
 OUT=${OUT:-/tmp/leakhound-git-bench}
 PEERS=${PEERS:-../shared/bench/peers.sh}
 
-cargo build --release --quiet --bin leakhound --example gen-repo
+$(command -v lhcargo || echo cargo) build --release --quiet --bin leakhound --example gen-repo
 [[ -f $OUT/truth.jsonl ]] || target/release/examples/gen-repo "$OUT" "$COMMITS"
 eval "$("$PEERS")"
 LH=$PWD/target/release/leakhound

@@ -3,14 +3,13 @@
 //! notebook maps each finding to its field, an env-shaped file names each finding's
 //! variable, whatever source the bytes came from. Nothing here knows files, git or images.
 
-use super::admit::{self, Form, Reading};
+use super::admit::{self, Form};
 use super::{lock, run::Run, Scanner};
 use crate::detect::Detection;
 use crate::engine::Match;
 use crate::model::{self, Finding, Origin};
 use crate::rules::MAX_WINDOW;
 use crate::source::{self, Blob, Provenance};
-use std::io::Read;
 use std::sync::Arc;
 
 /// Inputs larger than this are scanned in chunks of this size.
@@ -19,7 +18,7 @@ pub(super) const STREAM_CHUNK: usize = source::fs::STREAM_AT as usize;
 /// per byte) costs many times their size.
 const NOTEBOOK_MAX: usize = 16 << 20;
 /// Bytes shared by neighbouring chunks on each side: more than any match and its context.
-const OVERLAP: usize = 2 * MAX_WINDOW;
+pub(super) const OVERLAP: usize = 2 * MAX_WINDOW;
 
 /// What one distinct content holds, cached by its hash.
 pub(super) type Scanned = Detection;
@@ -155,7 +154,7 @@ impl Scanner {
     /// context is masked with `known`: every span any pass took for a secret, allowed ones
     /// included, so a plain secret in a base64 finding's context (and the reverse) stays
     /// hidden.
-    fn found(
+    pub(super) fn found(
         &self,
         hay: &[u8],
         scanned: &Scanned,
@@ -220,74 +219,12 @@ impl Scanner {
 
     /// The engine's matches in `hay`, and those found only in its decoded views (mapped back
     /// to the encoded span).
-    fn matches(&self, hay: &[u8]) -> Scanned {
+    pub(super) fn matches(&self, hay: &[u8]) -> Scanned {
         crate::detect::detect(&self.engine, hay)
-    }
-
-    /// A large input read and scanned chunk by chunk: `buf` (its first bytes, already read)
-    /// then `r` to its end, read as admitted. Each chunk's matches are the ones that start in
-    /// its own part; the overlap gives every such match its full window and context. Memory
-    /// stays bounded whatever the size, and a file that shrinks while read just ends early
-    /// (no mapping, so no SIGBUS). Large inputs skip the content cache, and a notebook this
-    /// large is read as text. Returns the findings, the bytes read, and the read error that
-    /// ended it early, if any.
-    pub(super) fn chunked(
-        &self,
-        run: &Run,
-        provenance: &Provenance,
-        mut buf: Vec<u8>,
-        r: &mut dyn Read,
-        how: Reading,
-    ) -> (Vec<Finding>, u64, Option<std::io::Error>) {
-        if how.form == Form::Notebook {
-            run.warn(provenance.display(), notebook_as_text());
-        }
-        how.nul.apply(&mut buf);
-        let window = STREAM_CHUNK + 2 * OVERLAP;
-        let (mut base, mut own_from) = (0, 0);
-        let mut origin = Origin::START;
-        let mut out = Vec::new();
-        let (mut eof, mut error) = (false, None);
-        loop {
-            if !eof && buf.len() < window {
-                // Into the buffer's spare capacity, never zeroed first (`read_to_end` through
-                // `take` fills it as the reader delivers); it retries interruptions itself.
-                let at = buf.len();
-                let want = (window - at) as u64;
-                match Read::take(&mut *r, want).read_to_end(&mut buf) {
-                    Ok(n) => eof = (n as u64) < want,
-                    Err(e) => {
-                        eof = true;
-                        error = Some(e);
-                    }
-                }
-                how.nul.apply(&mut buf[at..]);
-            }
-            let len = base + buf.len();
-            let own_to = if eof { len } else { len - OVERLAP };
-            let hay = &buf[..];
-            // The whole chunk's matches, decoded views included, mask contexts; each chunk
-            // reports the ones that start in its own part.
-            let mut scanned = self.matches(hay);
-            let all = scanned.spans();
-            scanned.retain(|m| (own_from..own_to).contains(&(base + m.start)));
-            let mut found = self.found(hay, &scanned, &all, provenance, origin);
-            if how.form == Form::Env {
-                name_variables(&mut found, hay, base);
-            }
-            out.extend(found);
-            if eof {
-                return (out, len as u64, error);
-            }
-            let next = own_to - OVERLAP;
-            origin.advance(&buf[..next - base]);
-            buf.drain(..next - base);
-            (base, own_from) = (next, own_to);
-        }
     }
 }
 
-fn notebook_as_text() -> String {
+pub(super) fn notebook_as_text() -> String {
     format!(
         "notebook larger than {}; scanned as plain text (no cell numbers)",
         model::human_bytes(NOTEBOOK_MAX as u64)
@@ -296,7 +233,7 @@ fn notebook_as_text() -> String {
 
 /// Each finding of an env-shaped blob with the variable it is in; `hay` holds the blob's
 /// bytes from offset `base` on. UTF-16 (a PowerShell dump) is read as the text it holds.
-fn name_variables(found: &mut [Finding], hay: &[u8], base: usize) {
+pub(super) fn name_variables(found: &mut [Finding], hay: &[u8], base: usize) {
     let text = crate::decode::utf16_view(hay);
     for f in found {
         let at = f.start.saturating_sub(base).min(hay.len());

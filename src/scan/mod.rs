@@ -9,6 +9,7 @@
 
 pub mod admit;
 mod archive;
+mod chunks;
 mod content;
 mod env;
 mod files;

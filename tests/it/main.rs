@@ -31,6 +31,7 @@ mod hooks;
 mod hosts;
 mod image;
 mod kernel;
+mod large;
 mod loss;
 mod masking_property;
 mod mcp_proxy;

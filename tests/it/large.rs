@@ -1,0 +1,79 @@
+//! Issue 31: a large file is scanned in chunks on every core. Its findings are the ones the
+//! whole file holds, once each, at the lines and columns a reader of the whole file counts,
+//! whatever the number of workers.
+
+use crate::util::{fake_github, Sandbox};
+
+/// About 70 MiB of text with GitHub tokens planted densely around every MiB (so around
+/// every chunk's edges and the ends of its own part, wherever those fall), each after a
+/// run of multi-byte characters so a column counts characters, not bytes. The test counts
+/// each token's line and column itself, as it writes them.
+#[test]
+fn large_file_chunks_keep_every_finding_at_its_place() {
+    let sb = Sandbox::new();
+    let filler = "ordinary log text, nothing to see here, just filler bytes\n";
+    let mut text = String::with_capacity(72 << 20);
+    let mut expected = Vec::new();
+    // The planted lines alone, in a small file scanned whole: which tokens the rules keep
+    // (a random token can fail a filter) is theirs to say, not the chunking's.
+    let mut alone = String::new();
+    let (mut line, mut seed) = (1u64, 1u64);
+    while text.len() < (70 << 20) {
+        let into_mib = text.len() % (1 << 20);
+        let near_edge = !((40 << 10)..(1 << 20) - (40 << 10)).contains(&into_mib);
+        if near_edge && seed % 2 == 0 || seed % 97 == 0 {
+            let lead = format!("é€ k{seed} = ");
+            let column = lead.chars().count() as u64 + 1;
+            expected.push((line, column));
+            let planted = format!("{lead}{}\n", fake_github(seed));
+            text.push_str(&planted);
+            alone.push_str(&planted);
+        } else {
+            text.push_str(filler);
+        }
+        line += 1;
+        seed += 1;
+    }
+    sb.write("big.log", &text);
+    sb.write("alone.txt", &alone);
+    let kept: std::collections::HashSet<u64> = sb
+        .run(&["scan", "alone.txt", "--format", "jsonl"])
+        .jsonl()
+        .iter()
+        .filter(|f| f["rule"] == "github.pat")
+        .map(|f| f["line"].as_u64().unwrap())
+        .collect();
+    let expected: Vec<(u64, u64)> = (1..)
+        .zip(expected)
+        .filter(|(i, _)| kept.contains(i))
+        .map(|(_, e)| e)
+        .collect();
+    assert!(expected.len() > 500, "{}", expected.len());
+    for threads in ["1", "2", "3"] {
+        let r = sb.run(&[
+            "scan",
+            "big.log",
+            "-j",
+            threads,
+            "--max-file-size",
+            "0",
+            "--format",
+            "jsonl",
+        ]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        let found: Vec<(u64, u64)> = r
+            .jsonl()
+            .iter()
+            .filter(|f| f["rule"] == "github.pat")
+            .map(|f| (f["line"].as_u64().unwrap(), f["column"].as_u64().unwrap()))
+            .collect();
+        // The first place they part, not two lists of thousands.
+        let differ = found.iter().zip(&expected).position(|(f, e)| f != e);
+        assert_eq!(
+            differ.map(|i| (found[i], expected[i])),
+            None,
+            "-j {threads}: found (line, column) against the planted one"
+        );
+        assert_eq!(found.len(), expected.len(), "-j {threads}: once each");
+    }
+}
