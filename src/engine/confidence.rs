@@ -9,7 +9,7 @@
 //! - a password a person chose (`Rule::password`: in a URL, a `.netrc`) falls to `low` when it
 //!   is weak: short, one character class, or made of words (`tiger`, `secretpass`,
 //!   `top%20secret`), and when it sits in a test, an example or documentation, where such
-//!   passwords are demos';
+//!   passwords are demos' unless long and generated-looking;
 //! - a JWT (`checksum = "jwt"`) falls to `low` when its payload carries no claim a real token
 //!   has (`{"foo":"bar"}` in a library's tests);
 //! - a shape that libraries ship as test vectors (`Rule::fixtures`: password hashes) falls to
@@ -74,10 +74,11 @@ pub fn judge(
         return (Confidence::Low, why);
     }
     // A password in a URL or connection string in a test, an example or documentation is a
-    // demo's (`postgres://app:Sup3rDem0@localhost/app` in a README): reported at `low`,
-    // masked all the same.
+    // demo's (`postgres://app:Sup3rDem0@localhost/app` in a README) unless a machine made it
+    // (long and generated-looking): reported at `low`, masked all the same.
     if rule.password {
-        if let Some(p) = place_kind(path) {
+        let pw = chosen_password(rule, secret);
+        if let Some(p) = place_kind(path).filter(|_| pw.len() < 16 || !looks_generated(&pw)) {
             why.push(p);
             return (Confidence::Low, why);
         }

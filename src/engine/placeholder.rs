@@ -117,6 +117,22 @@ fn plain_placeholder(secret: &[u8]) -> bool {
         || contains_any(&WORDS, PLACEHOLDER_WORDS, secret)
         || shouts_words(secret)
         || is_filler(secret)
+        || spells_password(secret)
+}
+
+/// `p@ssw0rd`, `P4$$word`: the word `password` in a demo's spelling.
+fn spells_password(secret: &[u8]) -> bool {
+    let plain: Vec<u8> = secret
+        .iter()
+        .map(|b| match b.to_ascii_lowercase() {
+            b'@' | b'4' => b'a',
+            b'$' | b'5' => b's',
+            b'0' => b'o',
+            other => other,
+        })
+        .collect();
+    memchr::memmem::find(&plain, b"password").is_some()
+        || memchr::memmem::find(&plain, b"passwd").is_some()
 }
 
 /// Base64 of a placeholder (`Y2hhbmdlbWU=` is `changeme`): what a Kubernetes Secret's `data:`
@@ -239,6 +255,13 @@ fn words_without_random(secret: &[u8]) -> bool {
     let mut at = 0;
     let mut found = false;
     for m in words.find_iter(secret) {
+        // A word in capitals is a marker someone typed (AWS's `…wEXAMPLEtc764…` session
+        // tokens): a random body spells one in lowercase as seldom as in capitals, but people
+        // write markers in capitals.
+        let word = &secret[m.range()];
+        if word.len() >= 5 && word.iter().all(u8::is_ascii_uppercase) {
+            return true;
+        }
         found = true;
         rest.extend_from_slice(&secret[at..m.start()]);
         at = m.end();

@@ -188,6 +188,8 @@ fn a_prefixed_token_holding_a_placeholder_word_is_reported_but_a_placeholder_is_
         "k = 'sk_test_PLACEHOLDERkey12345'".to_string(),
         "k = 'sk_live_example1234567890abcdefghij'".to_string(),
         format!("k = 'glpat-{}'", "sample".repeat(3)),
+        // A marker in capitals inside a random body: AWS's documented session tokens.
+        format!("k = 'sk_live_{}EXAMPLE{}'", &body[..12], &body[12..]),
     ];
     sb.write("ph/a.py", placeholders.join("\n") + "\n");
     assert_eq!(
@@ -251,7 +253,8 @@ fn basic_and_bearer_values_are_found_wherever_they_stand() {
 }
 
 /// A password a person chose in a URL is found however weak (weak: `low`); a demo database
-/// URL in documentation or a test is `low`, not reported at the default level; a Kubernetes
+/// URL in documentation or a test is `low`, not reported at the default level, unless its
+/// password is long and generated-looking; a Kubernetes
 /// Secret's `data:` values that decode to placeholders are no finding at all.
 #[test]
 fn url_passwords_demo_urls_and_placeholder_secret_data() {
@@ -264,13 +267,17 @@ fn url_passwords_demo_urls_and_placeholder_secret_data() {
         "svc/app.env",
         format!("DATABASE_URL=mysql+pymysql://app:{weak}@db/app\nPROXY=http://john:{strong}@proxy.internal:3128\n"),
     );
+    // A demo's password, short and chosen, in documentation and a test; a long generated one
+    // in a test is a machine's and keeps its confidence.
+    let demo = format!("Dem0{}!", r.chars(synth::ALNUM, 6));
+    let long = r.chars(synth::ALNUM, 28);
     sb.write(
         "svc/docs/setup.md",
-        format!("Connect with `postgres://app:{strong}@localhost:5432/app`.\n"),
+        format!("Connect with `postgres://app:{demo}@localhost:5432/app`.\n"),
     );
     sb.write(
         "svc/tests/test_db.py",
-        format!("DB = \"postgresql://tester:{strong}@localhost/testdb\"\n"),
+        format!("DB = \"postgresql://tester:{demo}@localhost/testdb\"\nCI_DB = \"postgresql://ci:{long}@db.internal/ci\"\n"),
     );
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let real = r.chars(synth::ALNUM, 24);
@@ -293,6 +300,7 @@ fn url_passwords_demo_urls_and_placeholder_secret_data() {
         ("svc/app.env", 2, "medium"),
         ("svc/docs/setup.md", 1, "low"),
         ("svc/tests/test_db.py", 1, "low"),
+        ("svc/tests/test_db.py", 2, "medium"),
         ("svc/k8s/secret.yaml", 10, "medium"),
     ]
     .iter()
