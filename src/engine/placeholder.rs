@@ -136,9 +136,11 @@ fn spells_password(secret: &[u8]) -> bool {
 }
 
 /// Base64 of a placeholder (`Y2hhbmdlbWU=` is `changeme`): what a Kubernetes Secret's `data:`
-/// holds in a chart or a tutorial. Only base64 that decodes to printable text is read.
+/// holds in a chart or a tutorial. Only base64 that decodes to printable text of a password's
+/// length is read: a longer text (a whole `.env` file, encoded) holds more than one value, and
+/// a placeholder word in it says nothing of the others.
 fn encodes_placeholder(secret: &[u8]) -> bool {
-    secret.len() >= 8
+    (8..=32).contains(&secret.len())
         && secret
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_'))
@@ -399,5 +401,30 @@ mod tests {
         assert!(!is_placeholder(
             b"AAAAAAAAAAC7hjsA+H3owFygUv4w5B67lcSx14zff9FCPADiNbSwYWgE+O7Dhiy5tkRecs21ljjofvebe6xsYlA4cVmght0="
         ));
+    }
+
+    #[test]
+    fn prefixed_tokens_are_judged_by_what_is_left_beside_a_word() {
+        // A chance word in a random body: still a token.
+        assert!(!is_placeholder_token(
+            b"sk_live_djJbJQdE9YredactedW5N0sMJeuu9uCxLgX"
+        ));
+        assert!(!is_placeholder_token(b"glpat-C8sredactedqvaUVTGZx"));
+        // The word, filler or a sequence with little random beside it; a word in capitals.
+        for p in [
+            "sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+            "ghp_YOUR_TOKEN_HERE_XXXXXXXXXXXXXXXXXXXX",
+            "sk_live_redactedredactedredacted",
+            "sk_test_PLACEHOLDERkey12345",
+            "sk_live_example1234567890abcdefghij",
+            "sk_live_djJbJQdE9YEXAMPLEW5N0sMJeuu9uCxLgX",
+        ] {
+            assert!(is_placeholder_token(p.as_bytes()), "{p}");
+        }
+        // Base64 of a short placeholder, and a password in a demo's spelling.
+        assert!(is_placeholder(b"Y2hhbmdlbWU="));
+        assert!(is_placeholder(b"YWRtaW46cGFzc3dvcmQ="));
+        assert!(is_placeholder(b"p@ssw0rd"));
+        assert!(!is_placeholder(b"c3ZjOjh0cVoyeExtUg=="));
     }
 }
