@@ -8,7 +8,8 @@
 //!   password, as in `curl -u user:…`, rises when it is not weak, by the test below);
 //! - a password a person chose (`Rule::password`: in a URL, a `.netrc`) falls to `low` when it
 //!   is weak: short, one character class, or made of words (`tiger`, `secretpass`,
-//!   `top%20secret`);
+//!   `top%20secret`), and when it sits in a test, an example or documentation, where such
+//!   passwords are demos' unless long and generated-looking;
 //! - a JWT (`checksum = "jwt"`) falls to `low` when its payload carries no claim a real token
 //!   has (`{"foo":"bar"}` in a library's tests);
 //! - a shape that libraries ship as test vectors (`Rule::fixtures`: password hashes) falls to
@@ -42,7 +43,7 @@ pub fn judge(
         // A password known by its context (`curl -u user:…`) is one a person chose: it
         // rises when it is not weak, since chosen passwords rarely look generated.
         let strong = if rule.password {
-            !is_weak_password(secret)
+            !is_weak_password(&chosen_password(rule, secret))
         } else {
             looks_generated(secret)
         };
@@ -68,9 +69,19 @@ pub fn judge(
             return (Confidence::Low, why);
         }
     }
-    if rule.password && is_weak_password(secret) {
+    if rule.password && is_weak_password(&chosen_password(rule, secret)) {
         why.push("weak value");
         return (Confidence::Low, why);
+    }
+    // A password in a URL or connection string in a test, an example or documentation is a
+    // demo's (`postgres://app:Sup3rDem0@localhost/app` in a README) unless a machine made it
+    // (long and generated-looking): reported at `low`, masked all the same.
+    if rule.password {
+        let pw = chosen_password(rule, secret);
+        if let Some(p) = place_kind(path).filter(|_| pw.len() < 16 || !looks_generated(&pw)) {
+            why.push(p);
+            return (Confidence::Low, why);
+        }
     }
     if rule.checksum == Some(Checksum::Jwt) && jwt_without_claims(secret) {
         why.push("no claims in payload");
@@ -78,11 +89,24 @@ pub fn judge(
     }
     // Only a masker's engine keeps a provider-shaped token that reads like a placeholder:
     // masked, and reported as doubt.
-    if !rule.public && super::placeholder::is_placeholder(secret) {
+    if !rule.public && super::placeholder::of_rule(rule, secret) {
         why.push("placeholder-looking");
         return (Confidence::Low, why);
     }
     (base, why)
+}
+
+/// The password a person chose in `rule`'s match: the value itself, or, where the rule's
+/// value is base64 of `user:password` (`Basic …`), the part after the first colon.
+fn chosen_password(rule: &Rule, secret: &[u8]) -> Vec<u8> {
+    if rule.checksum == Some(Checksum::Base64Credentials) {
+        if let Some(d) = b64_decode_lenient(secret) {
+            if let Some(colon) = d.iter().position(|&b| b == b':') {
+                return d[colon + 1..].to_vec();
+            }
+        }
+    }
+    secret.to_vec()
 }
 
 /// What a rule's own confidence rests on, as [`Rule::confidence`] derives it.

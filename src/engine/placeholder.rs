@@ -108,6 +108,50 @@ const PLACEHOLDER_VALUES: &[&str] = &[
 ];
 
 pub(super) fn is_placeholder(secret: &[u8]) -> bool {
+    plain_placeholder(secret) || encodes_placeholder(secret)
+}
+
+fn plain_placeholder(secret: &[u8]) -> bool {
+    static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
+    placeholder_shape(secret)
+        || contains_any(&WORDS, PLACEHOLDER_WORDS, secret)
+        || shouts_words(secret)
+        || is_filler(secret)
+        || spells_password(secret)
+}
+
+/// `p@ssw0rd`, `P4$$word`: the word `password` in a demo's spelling.
+fn spells_password(secret: &[u8]) -> bool {
+    let plain: Vec<u8> = secret
+        .iter()
+        .map(|b| match b.to_ascii_lowercase() {
+            b'@' | b'4' => b'a',
+            b'$' | b'5' => b's',
+            b'0' => b'o',
+            other => other,
+        })
+        .collect();
+    memchr::memmem::find(&plain, b"password").is_some()
+        || memchr::memmem::find(&plain, b"passwd").is_some()
+}
+
+/// Base64 of a placeholder (`Y2hhbmdlbWU=` is `changeme`): what a Kubernetes Secret's `data:`
+/// holds in a chart or a tutorial. Only base64 that decodes to printable text of a password's
+/// length is read: a longer text (a whole `.env` file, encoded) holds more than one value, and
+/// a placeholder word in it says nothing of the others.
+fn encodes_placeholder(secret: &[u8]) -> bool {
+    (8..=32).contains(&secret.len())
+        && secret
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_'))
+        && super::checksum::b64_decode_lenient(secret).is_some_and(|d| {
+            d.len() >= 3 && d.iter().all(|&b| (0x20..0x7f).contains(&b)) && plain_placeholder(&d)
+        })
+}
+
+/// What makes a value a placeholder whatever words it holds: a default password, a shell
+/// variable, a format field, a sanitiser's or a template's mark, an elision.
+fn placeholder_shape(secret: &[u8]) -> bool {
     if PLACEHOLDER_VALUES
         .iter()
         .any(|v| secret.eq_ignore_ascii_case(v.as_bytes()))
@@ -118,7 +162,7 @@ pub(super) fn is_placeholder(secret: &[u8]) -> bool {
     // as `$y$j9T$…` is neither).
     // `[Filtered]` and `@TOKEN@` are what a sanitiser or a template leaves; a value cut
     // short with `...` is elided in documentation.
-    if (secret.len() > 1
+    (secret.len() > 1
         && secret[0] == b'$'
         && secret[1].is_ascii_alphabetic()
         && secret[1..]
@@ -129,14 +173,128 @@ pub(super) fn is_placeholder(secret: &[u8]) -> bool {
         || is_template_marker(secret)
         || secret.ends_with(b"...")
         || secret.ends_with("\u{2026}".as_bytes())
-    {
-        return true;
+}
+
+/// Whether `rule`'s match `secret` is a placeholder: a token with its provider's fixed prefix
+/// by [`is_placeholder_token`], any other value by [`is_placeholder`].
+pub(super) fn of_rule(rule: &crate::rules::Rule, secret: &[u8]) -> bool {
+    if !rule.generic && rule.pattern_facts().is_ok_and(|f| f.fixed_prefix) {
+        is_placeholder_token(secret)
+    } else {
+        is_placeholder(secret)
     }
-    static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
-    if contains_any(&WORDS, PLACEHOLDER_WORDS, secret) {
-        return true;
+}
+
+/// Words that a random body of letters and digits holds now and then by chance (one
+/// `sk_live_` key in a few thousand spells `sample` somewhere): in a prefixed token they
+/// mark a placeholder only when little random is left beside them. Every other word of
+/// [`PLACEHOLDER_WORDS`] is one of [`MARKER_WORDS`].
+const CHANCE_WORDS: &[&str] = &[
+    "xxxx",
+    "changeme",
+    "placeholder",
+    "password",
+    "passw0rd",
+    "redacted",
+    "dummy",
+    "example",
+    "sample",
+    "insert",
+    "replace",
+    "abcdefg",
+    "12345678",
+    "0123456",
+];
+
+/// The rest of [`PLACEHOLDER_WORDS`]: characters no token body holds, or a stand-in's own
+/// words (`your_`), a marker wherever they stand.
+const MARKER_WORDS: &[&str] = &[
+    "change_me",
+    "change-me",
+    "your_",
+    "your-",
+    "yourkey",
+    "yourtoken",
+    "yoursecret",
+    "yourpassword",
+    "****",
+    "....",
+    "<",
+    ">",
+    "${",
+    "{{",
+    "}}",
+    "%(",
+];
+
+/// [`is_placeholder`] for a token with its provider's fixed prefix: judged by its shape,
+/// not by a word inside it. A word that chance puts in a random body (`sk_live_…redacted…`)
+/// does not make it a placeholder while a random run remains beside it; a body that is the
+/// word or filler (`sk_live_xxxxxxxx`, `sk_test_PLACEHOLDERkey12`), a marker (`ghp_YOUR_TOKEN_HERE`)
+/// or any other placeholder shape still is.
+pub(super) fn is_placeholder_token(secret: &[u8]) -> bool {
+    static MARKERS: OnceLock<AhoCorasick> = OnceLock::new();
+    placeholder_shape(secret)
+        || contains_any(&MARKERS, MARKER_WORDS, secret)
+        || shouts_words(secret)
+        || is_filler(secret)
+        || words_without_random(secret)
+}
+
+/// Whether `secret` holds a [`CHANCE_WORDS`] word and, with every such word taken out, no
+/// random run is left: a random run is 12 letters and digits or more (the provider's prefix
+/// counts, as it does in the token's length), of two classes or more, with no run of four of
+/// one character, few steps of a sequence (`1234`, `abcd`) and many distinct characters.
+fn words_without_random(secret: &[u8]) -> bool {
+    static CUT: OnceLock<AhoCorasick> = OnceLock::new();
+    let words = CUT.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(CHANCE_WORDS)
+            .expect("fixed word list builds")
+    });
+    let mut rest = Vec::with_capacity(secret.len());
+    let mut at = 0;
+    let mut found = false;
+    for m in words.find_iter(secret) {
+        // A word in capitals is a marker someone typed (AWS's `…wEXAMPLEtc764…` session
+        // tokens): a random body spells one in lowercase as seldom as in capitals, but people
+        // write markers in capitals.
+        let word = &secret[m.range()];
+        if word.len() >= 5 && word.iter().all(u8::is_ascii_uppercase) {
+            return true;
+        }
+        found = true;
+        rest.extend_from_slice(&secret[at..m.start()]);
+        at = m.end();
     }
-    shouts_words(secret) || is_filler(secret)
+    rest.extend_from_slice(&secret[at..]);
+    rest.retain(u8::is_ascii_alphanumeric);
+    let has = |f: fn(&u8) -> bool| usize::from(rest.iter().any(f));
+    let classes =
+        has(u8::is_ascii_lowercase) + has(u8::is_ascii_uppercase) + has(u8::is_ascii_digit);
+    let longest_run = rest
+        .chunk_by(|a, b| a == b)
+        .map(<[u8]>::len)
+        .max()
+        .unwrap_or(0);
+    let steps = rest
+        .windows(2)
+        .filter(|w| w[1] == w[0].wrapping_add(1) || w[0] == w[1].wrapping_add(1))
+        .count();
+    let mut seen = [false; 256];
+    let mut distinct = 0;
+    for &b in &rest {
+        if !std::mem::replace(&mut seen[b as usize], true) {
+            distinct += 1;
+        }
+    }
+    let random = rest.len() >= 12
+        && classes >= 2
+        && longest_run < 4
+        && steps * 3 <= rest.len()
+        && distinct * 2 >= rest.len().min(24);
+    found && !random
 }
 
 /// Words in capitals run together inside a value (`IQoJb3JpZ2luSECRETTOKENMARKERzzz`,
@@ -243,5 +401,30 @@ mod tests {
         assert!(!is_placeholder(
             b"AAAAAAAAAAC7hjsA+H3owFygUv4w5B67lcSx14zff9FCPADiNbSwYWgE+O7Dhiy5tkRecs21ljjofvebe6xsYlA4cVmght0="
         ));
+    }
+
+    #[test]
+    fn prefixed_tokens_are_judged_by_what_is_left_beside_a_word() {
+        // A chance word in a random body: still a token.
+        assert!(!is_placeholder_token(
+            b"sk_live_djJbJQdE9YredactedW5N0sMJeuu9uCxLgX"
+        ));
+        assert!(!is_placeholder_token(b"glpat-C8sredactedqvaUVTGZx"));
+        // The word, filler or a sequence with little random beside it; a word in capitals.
+        for p in [
+            "sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+            "ghp_YOUR_TOKEN_HERE_XXXXXXXXXXXXXXXXXXXX",
+            "sk_live_redactedredactedredacted",
+            "sk_test_PLACEHOLDERkey12345",
+            "sk_live_example1234567890abcdefghij",
+            "sk_live_djJbJQdE9YEXAMPLEW5N0sMJeuu9uCxLgX",
+        ] {
+            assert!(is_placeholder_token(p.as_bytes()), "{p}");
+        }
+        // Base64 of a short placeholder, and a password in a demo's spelling.
+        assert!(is_placeholder(b"Y2hhbmdlbWU="));
+        assert!(is_placeholder(b"YWRtaW46cGFzc3dvcmQ="));
+        assert!(is_placeholder(b"p@ssw0rd"));
+        assert!(!is_placeholder(b"c3ZjOjh0cVoyeExtUg=="));
     }
 }

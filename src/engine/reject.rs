@@ -4,7 +4,7 @@
 //! and paths). Not to be confused with `crate::filter`, the masker.
 
 use super::checksum::checksum_ok;
-use super::placeholder::{is_documentation_example, is_filler_id, is_placeholder};
+use super::placeholder::{is_documentation_example, is_filler_id};
 use super::Match;
 use crate::rules::Rule;
 use aho_corasick::AhoCorasick;
@@ -42,7 +42,7 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
     let filler = if rule.public {
         is_filler_id(secret) || memchr::memmem::find(secret, b"EXAMPLE").is_some()
     } else {
-        (rule.generic || !masking) && is_placeholder(secret)
+        (rule.generic || !masking) && super::placeholder::of_rule(rule, secret)
     };
     if filler {
         return false;

@@ -49,6 +49,7 @@ mod rules;
 mod runtime_audit;
 mod scale_docs;
 mod scrub_sqlite;
+mod shapes;
 mod shard;
 mod trust;
 mod util;

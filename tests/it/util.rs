@@ -161,6 +161,7 @@ fn a_refusing_port_refuses_and_stays_taken() {
 fn install_command(tool: &str) -> Option<String> {
     Some(match tool {
         "git" => "apt-get install git".into(),
+        "openssl" => "apt-get install openssl".into(),
         "python3" => "apt-get install python3".into(),
         "skopeo" => "apt-get install skopeo".into(),
         "docker-registry" => "apt-get install docker-registry".into(),
