@@ -70,6 +70,7 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
             &hay[name_start(hay, m.match_start)..m.start],
             secret,
             rule.password,
+            rule.by_name,
         ))
 }
 
@@ -104,9 +105,16 @@ pub fn shannon_entropy(bytes: &[u8]) -> f64 {
         .sum()
 }
 
+// `sha` with what follows it in a digest's name: alone it is inside `SharedSecret`.
 const HASH_WORDS: &[&str] = &[
     "hash",
-    "sha",
+    "sha1",
+    "sha2",
+    "sha3",
+    "sha5",
+    "sha_",
+    "sha-",
+    "shasum",
     "md5",
     "digest",
     "checksum",
@@ -138,7 +146,9 @@ const FILE_SUFFIXES: &[&str] = &[
 
 /// Filters for `password = …`-style rules, where the name alone says little. `password`: the
 /// rule's value is a password a person chose (`Rule::password`), which need not mix classes.
-fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
+/// `by_name`: the name vouches for any literal (`Rule::by_name`), so only what is not a value
+/// at all is dropped (references, code, paths, a schema's word), not a value for its shape.
+fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> bool {
     static HASHES: OnceLock<AhoCorasick> = OnceLock::new();
     static CODE: OnceLock<AhoCorasick> = OnceLock::new();
     static NOT_CREDENTIALS: OnceLock<AhoCorasick> = OnceLock::new();
@@ -160,7 +170,9 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
     }
     // Under an id's, a name's or an ARN's name the value names a secret, it is not one:
     // `SecretId="prod/payments/stripe-key"`, `secret_name: prod/app/api-key-v2`.
-    if is_uuid(secret) || names_a_reference(key) {
+    // A uuid under a key's or a secret's own name is the credential (a client secret, an API
+    // key), which only a rule that takes any value under such a name (`by_name`) keeps.
+    if (is_uuid(secret) && !by_name) || names_a_reference(key) {
         return true;
     }
     // A quoted name, a comma, a value (`setProperty("API_TOKEN", "…")`): a pair only when
@@ -238,11 +250,20 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
     // (weak: `low`) says how sure. A lowercase word of a schema or a setting is not one
     // (`password: string`, `needless_pass_by_value = "allow"`), nor is the name passed on
     // (`passphrase=passphrase`).
-    if password && secret.iter().all(u8::is_ascii_lowercase) {
+    if by_name && not_written_down(key, secret, password) {
+        return true;
+    }
+    // Under `by_name` the same holds for any value, whatever its classes (`String`, `PASSWORD`).
+    if by_name || (password && secret.iter().all(u8::is_ascii_lowercase)) {
         let named = key
             .windows(secret.len())
             .any(|w| w.eq_ignore_ascii_case(secret));
-        return SCHEMA_WORDS.iter().any(|w| secret == w.as_bytes()) || named;
+        let schema = SCHEMA_WORDS
+            .iter()
+            .any(|w| secret.eq_ignore_ascii_case(w.as_bytes()));
+        // Words under a token's or a key's name are a kind or a setting (`token_type: bearer`);
+        // under a password's they are a weak password.
+        return schema || named || (by_name && !password && super::words::is_word(secret));
     }
     // Names with a counter (`token_count-415`, `worker_2`): lowercase words and separators
     // with at most a short number at the end. Not under a password's own name, where that is
@@ -277,6 +298,17 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
         && secret.iter().any(|b| b.is_ascii_uppercase())
         && secret.iter().any(|b| b.is_ascii_lowercase());
     !(letters && (others || mixed_case))
+}
+
+/// What a `by_name` rule takes for its name alone still has to be a value someone wrote down:
+/// ASCII (a label's translation is not: `"lockRoomPassword": "hasło"`), and when unquoted, no
+/// code's punctuation (`Token::ILLEGAL,`, `password = CharField()`). Under a password's name a
+/// long hex value is a digest (`{SHA}e982…`, a column of hashes), not what a person chose.
+fn not_written_down(key: &[u8], secret: &[u8], password: bool) -> bool {
+    let quoted = matches!(key.last(), Some(b'"' | b'\'' | b'`'));
+    !secret.is_ascii()
+        || (!quoted && secret.iter().any(|b| b"(){}[],;".contains(b)))
+        || (password && secret.len() >= 16 && secret.iter().all(u8::is_ascii_hexdigit))
 }
 
 /// Lowercase words that stand where a password would in schemas, forms, validation rules,
