@@ -250,7 +250,10 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> b
     // (weak: `low`) says how sure. A lowercase word of a schema or a setting is not one
     // (`password: string`, `needless_pass_by_value = "allow"`), nor is the name passed on
     // (`passphrase=passphrase`).
-    if by_name && not_written_down(key, secret, password) {
+    if !password && separated_name(secret) {
+        return true;
+    }
+    if by_name && super::by_name::not_a_value(key, secret, password) {
         return true;
     }
     // Under `by_name` the same holds for any value, whatever its classes (`String`, `PASSWORD`).
@@ -300,15 +303,23 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> b
     !(letters && (others || mixed_case))
 }
 
-/// What a `by_name` rule takes for its name alone still has to be a value someone wrote down:
-/// ASCII (a label's translation is not: `"lockRoomPassword": "hasło"`), and when unquoted, no
-/// code's punctuation (`Token::ILLEGAL,`, `password = CharField()`). Under a password's name a
-/// long hex value is a digest (`{SHA}e982…`, a column of hashes), not what a person chose.
-fn not_written_down(key: &[u8], secret: &[u8], password: bool) -> bool {
-    let quoted = matches!(key.last(), Some(b'"' | b'\'' | b'`'));
-    !secret.is_ascii()
-        || (!quoted && secret.iter().any(|b| b"(){}[],;".contains(b)))
-        || (password && secret.len() >= 16 && secret.iter().all(u8::is_ascii_hexdigit))
+/// A name in parts (`KAS-ECC-CDH_P-256_C9`, `BOB_cf_sect193r1`, a test vector's entry under
+/// `PrivateKey=`): two separators or more, a part of three letters or more that is not hex, and
+/// at most one part that mixes cases, where a random token's long parts nearly all do.
+fn separated_name(s: &[u8]) -> bool {
+    let seps = s.iter().filter(|b| matches!(b, b'_' | b'-')).count();
+    let parts = || {
+        s.split(|b| matches!(b, b'_' | b'-'))
+            .filter(|p| !p.is_empty())
+    };
+    let mixed =
+        |p: &&[u8]| p.iter().any(u8::is_ascii_lowercase) && p.iter().any(u8::is_ascii_uppercase);
+    let word = |p: &[u8]| {
+        p.len() >= 3
+            && p.iter().all(u8::is_ascii_alphabetic)
+            && !p.iter().all(u8::is_ascii_hexdigit)
+    };
+    seps >= 2 && parts().filter(mixed).count() <= 1 && parts().any(word)
 }
 
 /// Lowercase words that stand where a password would in schemas, forms, validation rules,
