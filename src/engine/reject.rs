@@ -432,7 +432,7 @@ mod tests {
     use super::*;
 
     fn reject(key: &[u8], secret: &[u8]) -> bool {
-        generic_reject(key, secret, false)
+        generic_reject(key, secret, false, false)
     }
 
     #[test]
@@ -487,12 +487,35 @@ mod tests {
         assert!(!reject(b"username_secret: ", b"prod/DbCredentials2"));
         // One class of lowercase letters: a chosen password, unless a schema's word.
         assert!(reject(b"password: ", b"qwmvzt"));
-        assert!(!generic_reject(b"password: ", b"qwmvzt", true));
-        assert!(generic_reject(b"password: ", b"string", true));
-        assert!(generic_reject(b"password_hash: ", b"qwmvzt", true));
-        assert!(generic_reject(b"password = ", b"password_value", true));
-        assert!(generic_reject(b"passphrase=", b"passphrase", true));
-        assert!(generic_reject(b"copy_pass_by_ref = \"", b"warn", true));
+        assert!(!generic_reject(b"password: ", b"qwmvzt", true, false));
+        assert!(generic_reject(b"password: ", b"string", true, false));
+        assert!(generic_reject(b"password_hash: ", b"qwmvzt", true, false));
+        assert!(generic_reject(
+            b"password = ",
+            b"password_value",
+            true,
+            false
+        ));
+        assert!(generic_reject(b"passphrase=", b"passphrase", true, false));
+        assert!(generic_reject(
+            b"copy_pass_by_ref = \"",
+            b"warn",
+            true,
+            false
+        ));
+        // `Shared` is no `sha`: a digest's name, not a secret's.
+        assert!(!reject(b"SharedSecret=", b"q8Vz3LmT0pWx9RkJ2nHs"));
+        // A name in parts, not a token whose parts mix cases.
+        assert!(reject(b"PrivateKey=", b"KAS-ECC-CDH_P-256_C9"));
+        assert!(reject(b"PrivateKey=", b"BOB_cf_sect193r1"));
+        assert!(!reject(
+            b"token = ",
+            b"Zq8vLm3Tp0Wx-9RkHq3vLm8T_p0Wx9RkJ2nHs"
+        ));
+        // A uuid under a secret's name: kept by a rule that takes any value by its name.
+        let uuid = b"123e4567-e89b-12d3-a456-426614174000";
+        assert!(reject(b"client_secret = \"", uuid));
+        assert!(!generic_reject(b"client_secret = \"", uuid, false, true));
     }
 
     #[test]
