@@ -304,7 +304,7 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> b
 }
 
 /// A name in parts (`KAS-ECC-CDH_P-256_C9`, `BOB_cf_sect193r1`, a test vector's entry under
-/// `PrivateKey=`): two separators or more, a part of three letters or more that is not hex, no
+/// `PrivateKey=`): two separators or more, a part of three capitals or more that is not hex, no
 /// part over 16 characters (a provider's token carries a long random one: `FLWPUBK_TEST-<hex>-X`)
 /// and at most one part that mixes cases, where a random token's long parts nearly all do.
 fn separated_name(s: &[u8]) -> bool {
@@ -315,10 +315,10 @@ fn separated_name(s: &[u8]) -> bool {
     };
     let mixed =
         |p: &&[u8]| p.iter().any(u8::is_ascii_lowercase) && p.iter().any(u8::is_ascii_uppercase);
+    // A label in capitals (`KAS`, `BOB`); lowercase parts in sequence are a placeholder's
+    // (`a1b2c3d4-e5f6-g7h8-…`), which the rules' own judging handles.
     let word = |p: &[u8]| {
-        p.len() >= 3
-            && p.iter().all(u8::is_ascii_alphabetic)
-            && !p.iter().all(u8::is_ascii_hexdigit)
+        p.len() >= 3 && p.iter().all(u8::is_ascii_uppercase) && !p.iter().all(u8::is_ascii_hexdigit)
     };
     seps >= 2
         && parts().all(|p| p.len() <= 16)
@@ -512,7 +512,14 @@ mod tests {
         // A name in parts, not a token whose parts mix cases.
         assert!(reject(b"PrivateKey=", b"KAS-ECC-CDH_P-256_C9"));
         assert!(reject(b"PrivateKey=", b"BOB_cf_sect193r1"));
-        assert!(!reject(b"token = ", b"PUBK_TEST-951bc382db9abad29c68634761dd6e19-X"));
+        assert!(!reject(
+            b"token = ",
+            b"PUBK_TEST-951bc382db9abad29c68634761dd6e19-X"
+        ));
+        assert!(!reject(
+            b"privacy_token=",
+            b"bcde2345-fg67-89hi-jklm-nopqrstuvwxy"
+        ));
         assert!(!reject(
             b"token = ",
             b"Zq8vLm3Tp0Wx-9RkHq3vLm8T_p0Wx9RkJ2nHs"
