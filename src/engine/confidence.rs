@@ -55,7 +55,9 @@ pub fn judge(
                 (false, true) => "weak value",
                 (false, false) => "not generated-looking",
             });
-            if strong && place.is_none() {
+            // A `by_name` rule keeps values for their name alone (hex keys, uuids, test
+            // vectors among them): its findings stay where the rule puts them.
+            if strong && place.is_none() && !rule.by_name {
                 return (Confidence::Medium, why);
             }
             why.extend(place);

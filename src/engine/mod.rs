@@ -6,6 +6,7 @@
 //! pattern can produce, so every match that contains a keyword is inside the window of that
 //! keyword's hit: the prefilter never drops a match the full regex would find.
 
+mod by_name;
 mod check;
 mod checksum;
 pub mod confidence;

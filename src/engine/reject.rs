@@ -70,6 +70,7 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
             &hay[name_start(hay, m.match_start)..m.start],
             secret,
             rule.password,
+            rule.by_name,
         ))
 }
 
@@ -104,9 +105,16 @@ pub fn shannon_entropy(bytes: &[u8]) -> f64 {
         .sum()
 }
 
+// `sha` with what follows it in a digest's name: alone it is inside `SharedSecret`.
 const HASH_WORDS: &[&str] = &[
     "hash",
-    "sha",
+    "sha1",
+    "sha2",
+    "sha3",
+    "sha5",
+    "sha_",
+    "sha-",
+    "shasum",
     "md5",
     "digest",
     "checksum",
@@ -138,7 +146,9 @@ const FILE_SUFFIXES: &[&str] = &[
 
 /// Filters for `password = …`-style rules, where the name alone says little. `password`: the
 /// rule's value is a password a person chose (`Rule::password`), which need not mix classes.
-fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
+/// `by_name`: the name vouches for any literal (`Rule::by_name`), so only what is not a value
+/// at all is dropped (references, code, paths, a schema's word), not a value for its shape.
+fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> bool {
     static HASHES: OnceLock<AhoCorasick> = OnceLock::new();
     static CODE: OnceLock<AhoCorasick> = OnceLock::new();
     static NOT_CREDENTIALS: OnceLock<AhoCorasick> = OnceLock::new();
@@ -160,7 +170,9 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
     }
     // Under an id's, a name's or an ARN's name the value names a secret, it is not one:
     // `SecretId="prod/payments/stripe-key"`, `secret_name: prod/app/api-key-v2`.
-    if is_uuid(secret) || names_a_reference(key) {
+    // A uuid under a key's or a secret's own name is the credential (a client secret, an API
+    // key), which only a rule that takes any value under such a name (`by_name`) keeps.
+    if (is_uuid(secret) && !by_name) || names_a_reference(key) {
         return true;
     }
     // A quoted name, a comma, a value (`setProperty("API_TOKEN", "…")`): a pair only when
@@ -238,11 +250,23 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
     // (weak: `low`) says how sure. A lowercase word of a schema or a setting is not one
     // (`password: string`, `needless_pass_by_value = "allow"`), nor is the name passed on
     // (`passphrase=passphrase`).
-    if password && secret.iter().all(u8::is_ascii_lowercase) {
+    if !password && separated_name(secret) {
+        return true;
+    }
+    if by_name && super::by_name::not_a_value(key, secret, password) {
+        return true;
+    }
+    // Under `by_name` the same holds for any value, whatever its classes (`String`, `PASSWORD`).
+    if by_name || (password && secret.iter().all(u8::is_ascii_lowercase)) {
         let named = key
             .windows(secret.len())
             .any(|w| w.eq_ignore_ascii_case(secret));
-        return SCHEMA_WORDS.iter().any(|w| secret == w.as_bytes()) || named;
+        let schema = SCHEMA_WORDS
+            .iter()
+            .any(|w| secret.eq_ignore_ascii_case(w.as_bytes()));
+        // Words under a token's or a key's name are a kind or a setting (`token_type: bearer`);
+        // under a password's they are a weak password.
+        return schema || named || (by_name && !password && super::words::is_word(secret));
     }
     // Names with a counter (`token_count-415`, `worker_2`): lowercase words and separators
     // with at most a short number at the end. Not under a password's own name, where that is
@@ -277,6 +301,29 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool) -> bool {
         && secret.iter().any(|b| b.is_ascii_uppercase())
         && secret.iter().any(|b| b.is_ascii_lowercase());
     !(letters && (others || mixed_case))
+}
+
+/// A name in parts (`KAS-ECC-CDH_P-256_C9`, `BOB_cf_sect193r1`, a test vector's entry under
+/// `PrivateKey=`): two separators or more, a part of three capitals or more that is not hex, no
+/// part over 16 characters (a provider's token carries a long random one: `FLWPUBK_TEST-<hex>-X`)
+/// and at most one part that mixes cases, where a random token's long parts nearly all do.
+fn separated_name(s: &[u8]) -> bool {
+    let seps = s.iter().filter(|b| matches!(b, b'_' | b'-')).count();
+    let parts = || {
+        s.split(|b| matches!(b, b'_' | b'-'))
+            .filter(|p| !p.is_empty())
+    };
+    let mixed =
+        |p: &&[u8]| p.iter().any(u8::is_ascii_lowercase) && p.iter().any(u8::is_ascii_uppercase);
+    // A label in capitals (`KAS`, `BOB`); lowercase parts in sequence are a placeholder's
+    // (`a1b2c3d4-e5f6-g7h8-…`), which the rules' own judging handles.
+    let word = |p: &[u8]| {
+        p.len() >= 3 && p.iter().all(u8::is_ascii_uppercase) && !p.iter().all(u8::is_ascii_hexdigit)
+    };
+    seps >= 2
+        && parts().all(|p| p.len() <= 16)
+        && parts().filter(mixed).count() <= 1
+        && parts().any(word)
 }
 
 /// Lowercase words that stand where a password would in schemas, forms, validation rules,
@@ -389,7 +436,7 @@ mod tests {
     use super::*;
 
     fn reject(key: &[u8], secret: &[u8]) -> bool {
-        generic_reject(key, secret, false)
+        generic_reject(key, secret, false, false)
     }
 
     #[test]
@@ -444,12 +491,43 @@ mod tests {
         assert!(!reject(b"username_secret: ", b"prod/DbCredentials2"));
         // One class of lowercase letters: a chosen password, unless a schema's word.
         assert!(reject(b"password: ", b"qwmvzt"));
-        assert!(!generic_reject(b"password: ", b"qwmvzt", true));
-        assert!(generic_reject(b"password: ", b"string", true));
-        assert!(generic_reject(b"password_hash: ", b"qwmvzt", true));
-        assert!(generic_reject(b"password = ", b"password_value", true));
-        assert!(generic_reject(b"passphrase=", b"passphrase", true));
-        assert!(generic_reject(b"copy_pass_by_ref = \"", b"warn", true));
+        assert!(!generic_reject(b"password: ", b"qwmvzt", true, false));
+        assert!(generic_reject(b"password: ", b"string", true, false));
+        assert!(generic_reject(b"password_hash: ", b"qwmvzt", true, false));
+        assert!(generic_reject(
+            b"password = ",
+            b"password_value",
+            true,
+            false
+        ));
+        assert!(generic_reject(b"passphrase=", b"passphrase", true, false));
+        assert!(generic_reject(
+            b"copy_pass_by_ref = \"",
+            b"warn",
+            true,
+            false
+        ));
+        // `Shared` is no `sha`: a digest's name, not a secret's.
+        assert!(!reject(b"SharedSecret=", b"q8Vz3LmT0pWx9RkJ2nHs"));
+        // A name in parts, not a token whose parts mix cases.
+        assert!(reject(b"PrivateKey=", b"KAS-ECC-CDH_P-256_C9"));
+        assert!(reject(b"PrivateKey=", b"BOB_cf_sect193r1"));
+        assert!(!reject(
+            b"token = ",
+            b"PUBK_TEST-951bc382db9abad29c68634761dd6e19-X"
+        ));
+        assert!(!reject(
+            b"privacy_token=",
+            b"bcde2345-fg67-89hi-jklm-nopqrstuvwxy"
+        ));
+        assert!(!reject(
+            b"token = ",
+            b"Zq8vLm3Tp0Wx-9RkHq3vLm8T_p0Wx9RkJ2nHs"
+        ));
+        // A uuid under a secret's name: kept by a rule that takes any value by its name.
+        let uuid = b"123e4567-e89b-12d3-a456-426614174000";
+        assert!(reject(b"client_secret = \"", uuid));
+        assert!(!generic_reject(b"client_secret = \"", uuid, false, true));
     }
 
     #[test]

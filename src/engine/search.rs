@@ -194,6 +194,13 @@ impl Engine {
                         && match (self.rules[o.rule].generic, self.rules[m.rule].generic) {
                             (false, true) => true,
                             (true, false) => false,
+                            // A rule that judges its value wins over one that takes any value
+                            // by its name alone (`by_name`): one finding, the judged confidence.
+                            (true, true)
+                                if self.rules[o.rule].by_name != self.rules[m.rule].by_name =>
+                            {
+                                self.rules[m.rule].by_name
+                            }
                             _ => o.span() == m.span() && o.rule < m.rule,
                         }
                 });

@@ -72,22 +72,23 @@ pub struct Rule {
     /// paths and values without a mix of character classes.
     #[serde(default)]
     pub generic: bool,
-    /// The secret is a password a person chose (in a URL, a `.netrc`), not a generated token:
-    /// a weak one (short, one character class, words) makes the finding `low`.
+    /// A `generic` rule whose name alone vouches: its value is kept whatever its shape (hex,
+    /// a uuid, one class of characters), and its finding never rises above its confidence.
+    #[serde(default)]
+    pub by_name: bool,
+    /// A password a person chose (in a URL, a `.netrc`): a weak one makes the finding `low`.
     #[serde(default)]
     pub password: bool,
     /// Test vectors of this shape are common (hashing libraries ship password hashes by the
     /// dozen): a finding in a test, an example, documentation or a comment falls to `low`.
     #[serde(default)]
     pub fixtures: bool,
-    /// The validator that checks this rule's matches, and which part of a credential they
-    /// are (`validator = { name = "aws", part = "secret" }`).
+    /// Who checks its matches, and which part they are (`{ name = "aws", part = "secret" }`).
     #[serde(default)]
     pub validator: Option<ValidatorRef>,
     /// The value must be a literal: a quoted string (the same quote on both sides), or the
-    /// unquoted value of a `KEY=VALUE` / `key: value` line (config, env, YAML, INI,
-    /// properties, shell) or of a `--flag=value`, running to the end of the line. Never an
-    /// identifier, a member access, a call, a type or a parameter list in code.
+    /// unquoted rest of a `KEY=VALUE` / `key: value` line (config, env, YAML, INI, shell) or
+    /// of a `--flag=value`; never an identifier, a member access, a call or a type in code.
     #[serde(default)]
     pub literal: bool,
     /// Reject values made of dictionary words, as identifiers are (`TKTokenKeychainItem`,
@@ -96,8 +97,7 @@ pub struct Rule {
     pub words: bool,
     /// How sure a match of this rule is to be a secret. Derived when not given: `low` for
     /// generic rules, `high` for a checksum, a companion (`requires`) or a fixed prefix in
-    /// the secret, else `medium`. Each finding's value can move it
-    /// ([`crate::engine::confidence`]).
+    /// the secret, else `medium`. Each finding's value can move it ([`crate::engine::confidence`]).
     #[serde(default)]
     confidence: Option<Confidence>,
     /// A regex over the path (as reported): the rule applies only to files whose path matches

@@ -12,6 +12,7 @@ mod agents;
 mod architecture;
 mod archive;
 mod aws_forms;
+mod by_name;
 mod by_value;
 mod cli;
 mod confidence;

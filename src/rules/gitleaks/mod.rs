@@ -282,6 +282,7 @@ pub fn convert(origin: &str, text: &str) -> Result<Converted, RuleError> {
             requires: None,
             public: false,
             generic: false,
+            by_name: false,
             password: false,
             fixtures: false,
             validator: None,
