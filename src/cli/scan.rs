@@ -40,22 +40,7 @@ pub fn scan(a: ScanSettings) -> Result<i32> {
         };
         s.scan(|sc| sc.paths(&opts, &print_warning))
     };
-    list_scanned(a.list_scanned.as_deref(), &outcome)?;
     s.deliver(noted(outcome, shard))
-}
-
-/// `--list-scanned FILE`: the units the run covered, one a line, before the report is
-/// delivered (a list that cannot be written fails the run, exit 2).
-fn list_scanned(file: Option<&Path>, o: &ScanResults) -> Result<()> {
-    let Some(file) = file else {
-        return Ok(());
-    };
-    let mut text = String::new();
-    for line in &o.units {
-        text.push_str(line);
-        text.push('\n');
-    }
-    std::fs::write(file, text).with_context(|| format!("--list-scanned {}", file.display()))
 }
 
 /// A shard's outcome carries its notes (which shard it is, at least) into its JSON report.
@@ -88,7 +73,6 @@ pub fn git(a: GitSettings) -> Result<i32> {
         // Only a run of one repository fails on it: name it.
         .with_context(|| dirs[0].0.display().to_string())?;
     let n = outcome.findings.len();
-    list_scanned(a.list_scanned.as_deref(), &outcome)?;
     let code = s.deliver(noted(outcome, shard))?;
     if staged && code == EXIT_FINDINGS {
         eprintln!(
@@ -115,7 +99,6 @@ pub fn image(a: ImageSettings) -> Result<i32> {
         shard,
     };
     let outcome = s.scan(|sc| sc.images(&a.refs, &opts, &print_warning))?;
-    list_scanned(a.list_scanned.as_deref(), &outcome)?;
     s.deliver(noted(outcome, shard))
 }
 
@@ -142,7 +125,6 @@ pub fn env(a: EnvSettings) -> Result<i32> {
         let home = credential_files(&s, runtime::home_files(&home()), shard);
         outcome = outcome.merge(home);
     }
-    list_scanned(a.list_scanned.as_deref(), &outcome)?;
     s.deliver(noted(outcome, shard))
 }
 

@@ -94,6 +94,9 @@ pub struct ReportSettings {
     /// `--min-confidence`, else the command's default.
     pub min_confidence: Confidence,
     pub strict: bool,
+    /// `--list-scanned`: where to write the units the run covered (commands that scan
+    /// units: scan, git, image, env).
+    pub list_scanned: Option<PathBuf>,
 }
 
 /// `confidence`: the command's default `--min-confidence`.
@@ -119,6 +122,7 @@ fn report(r: ReportArgs, confidence: Confidence) -> ReportSettings {
         rotate: r.rotate,
         audit_log: r.audit_log,
         strict: r.strict,
+        list_scanned: None,
     }
 }
 
@@ -151,8 +155,6 @@ pub struct ScanSettings {
     pub ignore_files: bool,
     pub ignored_secret_files: bool,
     pub input: Input,
-    /// `--list-scanned`: where to write the units the run covered.
-    pub list_scanned: Option<PathBuf>,
     pub shard: Shard,
     pub report: ReportSettings,
 }
@@ -169,9 +171,11 @@ pub fn scan(a: ScanArgs) -> Result<ScanSettings> {
         ignore_files: !a.no_ignore,
         ignored_secret_files: !a.no_ignored_secret_files,
         input: input(&a.input),
-        list_scanned: a.scale.list_scanned.clone(),
         shard,
-        report: report(a.report, Confidence::Medium),
+        report: ReportSettings {
+            list_scanned: a.scale.list_scanned,
+            ..report(a.report, Confidence::Medium)
+        },
     })
 }
 
@@ -181,8 +185,6 @@ pub struct GitSettings {
     pub select: Select,
     pub submodules: bool,
     pub input: Input,
-    /// `--list-scanned`: where to write the units the run covered.
-    pub list_scanned: Option<PathBuf>,
     pub shard: Shard,
     pub report: ReportSettings,
 }
@@ -215,9 +217,11 @@ pub fn git(a: GitArgs) -> Result<GitSettings> {
         select,
         submodules: a.submodules,
         input: input(&a.input),
-        list_scanned: a.scale.list_scanned.clone(),
         shard,
-        report: report(a.report, Confidence::Medium),
+        report: ReportSettings {
+            list_scanned: a.scale.list_scanned,
+            ..report(a.report, Confidence::Medium)
+        },
     })
 }
 
@@ -231,8 +235,6 @@ pub struct ImageSettings {
     pub refs: Vec<String>,
     pub registry: crate::source::image::RegistryOptions,
     pub input: Input,
-    /// `--list-scanned`: where to write the units the run covered.
-    pub list_scanned: Option<PathBuf>,
     pub shard: Shard,
     pub report: ReportSettings,
 }
@@ -252,9 +254,11 @@ pub fn image(a: ImageArgs) -> Result<ImageSettings> {
             platform: a.platform,
         },
         input: input(&a.input),
-        list_scanned: a.scale.list_scanned.clone(),
         shard,
-        report: report(a.report, Confidence::Medium),
+        report: ReportSettings {
+            list_scanned: a.scale.list_scanned,
+            ..report(a.report, Confidence::Medium)
+        },
     })
 }
 
@@ -264,8 +268,6 @@ pub struct EnvSettings {
     pub pids: Vec<u32>,
     /// `--runtime`: the credential files under $HOME too.
     pub runtime: bool,
-    /// `--list-scanned`: where to write the units the run covered.
-    pub list_scanned: Option<PathBuf>,
     pub shard: Shard,
     pub report: ReportSettings,
 }
@@ -278,9 +280,11 @@ pub fn env(a: EnvArgs) -> Result<EnvSettings> {
         files,
         pids: a.pid,
         runtime: a.runtime,
-        list_scanned: a.scale.list_scanned.clone(),
         shard,
-        report: report(a.report, Confidence::Low),
+        report: ReportSettings {
+            list_scanned: a.scale.list_scanned,
+            ..report(a.report, Confidence::Low)
+        },
     })
 }
 

@@ -292,7 +292,7 @@ impl Session {
         if r.rotate {
             hooks.push(OperatorHook::rotate());
         }
-        let scanner = Scanner::new(engine, policy);
+        let scanner = Scanner::new(engine, policy).listing_units(r.list_scanned.is_some());
         let out = open_output(r.output.as_deref())?;
         let color = r.color.unwrap_or_else(|| {
             out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -326,6 +326,7 @@ impl Session {
     /// Hand the outcome to the stages after the scan; the exit code.
     pub fn deliver(mut self, mut o: ScanResults) -> Result<i32> {
         let r = &self.settings;
+        list_scanned(r.list_scanned.as_deref(), &o)?;
         if r.strict {
             // Any input not read fails the run, as one named on the command line does.
             o.summary.failed_inputs = o.summary.failed_inputs.max(o.summary.skipped_unreadable);
@@ -461,4 +462,18 @@ pub fn open_output(path: Option<&Path>) -> Result<Output> {
     };
     let f = crate::write::open_private(path).with_context(|| format!("{}", path.display()))?;
     Ok(Output::File(std::io::BufWriter::new(f)))
+}
+
+/// `--list-scanned FILE`: the units the run covered, one a line, before the report is
+/// delivered (a list that cannot be written fails the run, exit 2).
+fn list_scanned(file: Option<&Path>, o: &ScanResults) -> Result<()> {
+    let Some(file) = file else {
+        return Ok(());
+    };
+    let mut text = String::new();
+    for line in &o.units {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(file, text).with_context(|| format!("--list-scanned {}", file.display()))
 }

@@ -53,7 +53,8 @@ pub struct ScanResults {
     /// For a shard's report: what merging it with the other shards' needs.
     pub notes: Option<ShardNotes>,
     /// Every unit of work the run met, one line each, sorted (`--list-scanned`): ids and
-    /// paths only, never content; a unit skipped or failed carries a marker.
+    /// paths only, never content; a unit skipped or failed carries a marker. Empty unless
+    /// the scanner was asked to list (`Scanner::listing_units`).
     pub units: Vec<String>,
 }
 
@@ -64,6 +65,8 @@ pub struct Scanner {
     seen: Mutex<HashMap<u128, Arc<content::Scanned>>>,
     /// Open archives and compressed files met by a scan (None: scan them as they are).
     archives: Option<Archives>,
+    /// Keep the list of units met (`--list-scanned`); off, a run lists nothing.
+    list_units: bool,
     pub progress: Progress,
 }
 
@@ -82,6 +85,7 @@ impl Scanner {
             policy,
             seen: Mutex::default(),
             archives: None,
+            list_units: false,
             progress: Progress::default(),
         }
     }
@@ -92,13 +96,20 @@ impl Scanner {
         self
     }
 
+    /// Keep, in each run's results, every unit it met (`ScanResults::units`): a line per
+    /// blob, kept to the end of the run, so only when someone asked for the list.
+    pub fn listing_units(mut self, on: bool) -> Scanner {
+        self.list_units = on;
+        self
+    }
+
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
     /// A new run reporting warnings to `on_warning`.
     fn run<'a>(&'a self, on_warning: &'a (dyn Fn(&Warning) + Sync)) -> Run<'a> {
-        Run::new(&self.policy, &self.progress, on_warning)
+        Run::new(&self.policy, &self.progress, on_warning, self.list_units)
     }
 
     /// The admission's options for a source's choices.

@@ -16,6 +16,8 @@ pub(crate) struct Run<'a> {
     progress: &'a Progress,
     /// Decides which findings the baseline suppresses.
     policy: &'a Policy,
+    /// Whether `out.units` is kept (`--list-scanned`).
+    list: bool,
     start: Instant,
 }
 
@@ -24,12 +26,14 @@ impl<'a> Run<'a> {
         policy: &'a Policy,
         progress: &'a Progress,
         on_warning: &'a (dyn Fn(&Warning) + Sync),
+        list: bool,
     ) -> Run<'a> {
         Run {
             out: Mutex::default(),
             on_warning,
             progress,
             policy,
+            list,
             start: Instant::now(),
         }
     }
@@ -73,7 +77,7 @@ impl<'a> Run<'a> {
                 "too large"
             }
         };
-        out.units.push(listed(&unit, &format!("skipped: {reason}")));
+        self.list_unit(&mut out, &unit, &format!("skipped: {reason}"));
         out.summary.skipped.push(model::Skipped {
             path,
             reason: reason.to_string(),
@@ -88,7 +92,7 @@ impl<'a> Run<'a> {
         if named {
             out.summary.failed_inputs += 1;
         }
-        out.units.push(listed(&path, "unreadable"));
+        self.list_unit(&mut out, &path, "unreadable");
         out.summary.skipped.push(model::Skipped {
             path,
             reason: "unreadable".to_string(),
@@ -98,7 +102,7 @@ impl<'a> Run<'a> {
     /// A unit of work (a blob, a layer) that failed and is counted nowhere else: warned about
     /// by the caller, and listed so a coverage audit sees it rather than a silent gap.
     pub fn failed(&self, unit: String, what: &str) {
-        lock(&self.out).units.push(listed(&unit, what));
+        self.list_unit(&mut lock(&self.out), &unit, what);
     }
 
     /// A scanned input of `n` bytes and its findings. The one place a unit is counted
@@ -107,10 +111,20 @@ impl<'a> Run<'a> {
         self.progress.files.fetch_add(1, Relaxed);
         self.progress.bytes.fetch_add(n, Relaxed);
         let mut out = lock(&self.out);
-        out.units.push(listed(&unit(at), ""));
+        // `unit` formats a line: only when the run keeps the list.
+        if self.list {
+            self.list_unit(&mut out, &unit(at), "");
+        }
         out.summary.files += 1;
         out.summary.bytes += n;
         self.keep(&mut out, found);
+    }
+
+    /// One line of the unit list, when the run keeps it.
+    fn list_unit(&self, out: &mut ScanResults, unit: &str, marker: &str) {
+        if self.list {
+            out.units.push(listed(unit, marker));
+        }
     }
 
     /// File findings as reported, or as suppressed when the baseline knows them.
