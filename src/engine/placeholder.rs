@@ -2,7 +2,7 @@
 //! documentation's markers, placeholders, template markers and filler. What
 //! [`super::reject`] rejects before any rule-specific check.
 
-use super::reject::contains_any;
+use super::reject::{automaton, contains_any};
 use aho_corasick::AhoCorasick;
 use std::sync::OnceLock;
 
@@ -67,39 +67,6 @@ pub(super) fn is_documentation_example(secret: &[u8]) -> bool {
         || memchr::memmem::find(secret, JWT_IO_PAYLOAD).is_some()
 }
 
-const PLACEHOLDER_WORDS: &[&str] = &[
-    "xxxx",
-    "changeme",
-    "change_me",
-    "change-me",
-    "your_",
-    "your-",
-    "yourkey",
-    "yourtoken",
-    "yoursecret",
-    "yourpassword",
-    "placeholder",
-    "password",
-    "passw0rd",
-    "redacted",
-    "dummy",
-    "example",
-    "sample",
-    "insert",
-    "replace",
-    "****",
-    "....",
-    "abcdefg",
-    "12345678",
-    "0123456",
-    "<",
-    ">",
-    "${",
-    "{{",
-    "}}",
-    "%(",
-];
-
 /// Whole values that are never real secrets: default and documentation passwords.
 const PLACEHOLDER_VALUES: &[&str] = &[
     "pass", "pwd", "passwd", "secret", "root", "admin", "test", "guest", "user", "postgres",
@@ -112,9 +79,9 @@ pub(super) fn is_placeholder(secret: &[u8]) -> bool {
 }
 
 fn plain_placeholder(secret: &[u8]) -> bool {
-    static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
     placeholder_shape(secret)
-        || contains_any(&WORDS, PLACEHOLDER_WORDS, secret)
+        || contains_any(&CHANCE, CHANCE_WORDS, secret)
+        || contains_any(&MARKERS, MARKER_WORDS, secret)
         || shouts_words(secret)
         || is_filler(secret)
         || spells_password(secret)
@@ -187,8 +154,8 @@ pub(super) fn of_rule(rule: &crate::rules::Rule, secret: &[u8]) -> bool {
 
 /// Words that a random body of letters and digits holds now and then by chance (one
 /// `sk_live_` key in a few thousand spells `sample` somewhere): in a prefixed token they
-/// mark a placeholder only when little random is left beside them. Every other word of
-/// [`PLACEHOLDER_WORDS`] is one of [`MARKER_WORDS`].
+/// mark a placeholder only when little random is left beside them. Any other value holding one
+/// is a placeholder, as it is when it holds one of [`MARKER_WORDS`].
 const CHANCE_WORDS: &[&str] = &[
     "xxxx",
     "changeme",
@@ -206,8 +173,12 @@ const CHANCE_WORDS: &[&str] = &[
     "0123456",
 ];
 
-/// The rest of [`PLACEHOLDER_WORDS`]: characters no token body holds, or a stand-in's own
-/// words (`your_`), a marker wherever they stand.
+// The two lists' automata, shared by every check that reads them.
+static CHANCE: OnceLock<AhoCorasick> = OnceLock::new();
+static MARKERS: OnceLock<AhoCorasick> = OnceLock::new();
+
+/// The other placeholder words: characters no token body holds, or a stand-in's own words
+/// (`your_`), a marker wherever they stand.
 const MARKER_WORDS: &[&str] = &[
     "change_me",
     "change-me",
@@ -233,7 +204,6 @@ const MARKER_WORDS: &[&str] = &[
 /// word or filler (`sk_live_xxxxxxxx`, `sk_test_PLACEHOLDERkey12`), a marker (`ghp_YOUR_TOKEN_HERE`)
 /// or any other placeholder shape still is.
 pub(super) fn is_placeholder_token(secret: &[u8]) -> bool {
-    static MARKERS: OnceLock<AhoCorasick> = OnceLock::new();
     placeholder_shape(secret)
         || contains_any(&MARKERS, MARKER_WORDS, secret)
         || shouts_words(secret)
@@ -246,13 +216,7 @@ pub(super) fn is_placeholder_token(secret: &[u8]) -> bool {
 /// counts, as it does in the token's length), of two classes or more, with no run of four of
 /// one character, few steps of a sequence (`1234`, `abcd`) and many distinct characters.
 fn words_without_random(secret: &[u8]) -> bool {
-    static CUT: OnceLock<AhoCorasick> = OnceLock::new();
-    let words = CUT.get_or_init(|| {
-        AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(CHANCE_WORDS)
-            .expect("fixed word list builds")
-    });
+    let words = automaton(&CHANCE, CHANCE_WORDS);
     let mut rest = Vec::with_capacity(secret.len());
     let mut at = 0;
     let mut found = false;

@@ -16,13 +16,20 @@ pub(super) fn contains_any(
     words: &'static [&'static str],
     hay: &[u8],
 ) -> bool {
+    automaton(cell, words).is_match(hay)
+}
+
+/// The case-insensitive automaton over `words`, built once into `cell`.
+pub(super) fn automaton(
+    cell: &'static OnceLock<AhoCorasick>,
+    words: &'static [&'static str],
+) -> &'static AhoCorasick {
     cell.get_or_init(|| {
         AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(words)
             .expect("fixed word list builds")
     })
-    .is_match(hay)
 }
 
 /// Whether match `m` of `rule` in `hay` survives the filters.
