@@ -39,13 +39,14 @@ pub fn judge(
 ) -> (Confidence, Vec<&'static str>) {
     let base = rule.confidence();
     let mut why = vec![start_reason(rule)];
+    // Decoded once (a `Basic` value's base64) for every judgement of a password below.
+    let chosen = rule.password.then(|| chosen_password(rule, secret));
     if rule.generic {
         // A password known by its context (`curl -u user:…`) is one a person chose: it
         // rises when it is not weak, since chosen passwords rarely look generated.
-        let strong = if rule.password {
-            !is_weak_password(&chosen_password(rule, secret))
-        } else {
-            looks_generated(secret)
+        let strong = match &chosen {
+            Some(pw) => !is_weak_password(pw),
+            None => looks_generated(secret),
         };
         let place = place_kind(path);
         if base == Confidence::Low {
@@ -71,16 +72,15 @@ pub fn judge(
             return (Confidence::Low, why);
         }
     }
-    if rule.password && is_weak_password(&chosen_password(rule, secret)) {
-        why.push("weak value");
-        return (Confidence::Low, why);
-    }
-    // A password in a URL or connection string in a test, an example or documentation is a
-    // demo's (`postgres://app:Sup3rDem0@localhost/app` in a README) unless a machine made it
-    // (long and generated-looking): reported at `low`, masked all the same.
-    if rule.password {
-        let pw = chosen_password(rule, secret);
-        if let Some(p) = place_kind(path).filter(|_| pw.len() < 16 || !looks_generated(&pw)) {
+    if let Some(pw) = &chosen {
+        if is_weak_password(pw) {
+            why.push("weak value");
+            return (Confidence::Low, why);
+        }
+        // A password in a URL or connection string in a test, an example or documentation is
+        // a demo's (`postgres://app:Sup3rDem0@localhost/app` in a README) unless a machine
+        // made it (long and generated-looking): reported at `low`, masked all the same.
+        if let Some(p) = place_kind(path).filter(|_| pw.len() < 16 || !looks_generated(pw)) {
             why.push(p);
             return (Confidence::Low, why);
         }
