@@ -34,7 +34,11 @@ fn keyword_dense(size: usize) -> Vec<u8> {
 }
 
 fn bench(c: &mut Criterion) {
-    let engine = Engine::new(leakhound::rules::builtin()).unwrap();
+    let engine = Engine::new(
+        leakhound::rules::builtin(),
+        leakhound::engine::FingerprintKey::ephemeral(),
+    )
+    .unwrap();
     let mut g = c.benchmark_group("engine");
     g.sample_size(10);
     for (name, data) in [
@@ -71,7 +75,14 @@ fn start(c: &mut Criterion) {
             ("throughput", Startup::Throughput),
         ] {
             g.bench_function(format!("engine/{kind}/{name}"), |b| {
-                b.iter(|| Engine::with_startup(set.clone(), startup).unwrap())
+                b.iter(|| {
+                    Engine::with_startup(
+                        set.clone(),
+                        startup,
+                        leakhound::engine::FingerprintKey::ephemeral(),
+                    )
+                    .unwrap()
+                })
             });
         }
     }

@@ -41,7 +41,11 @@ fn scanner() -> Arc<Scanner> {
             sc.clone()
         }
         _ => {
-            let engine = Engine::new(crate::rules::builtin()).expect("built-in rules compile");
+            let engine = Engine::new(
+                crate::rules::builtin(),
+                crate::engine::FingerprintKey::ephemeral(),
+            )
+            .expect("built-in rules compile");
             let sc = Arc::new(Scanner::new(engine, Policy::default()));
             *s = Some((1, sc.clone()));
             sc
@@ -66,7 +70,7 @@ pub fn rules_toml(data: &[u8]) {
     let Ok(rules) = crate::rules::parse("fuzz.toml", text) else {
         return;
     };
-    let Ok(engine) = Engine::new(rules) else {
+    let Ok(engine) = Engine::new(rules, crate::engine::FingerprintKey::ephemeral()) else {
         return;
     };
     let _ = crate::engine::check(&engine, |_| true);
@@ -216,7 +220,13 @@ pub fn engine(data: &[u8]) {
     let prov = Provenance::Stream {
         name: "fuzz".into(),
     };
-    let found = crate::model::findings(s.engine().rules(), data, &matches, &prov);
+    let found = crate::model::findings(
+        s.engine().rules(),
+        data,
+        &matches,
+        &prov,
+        s.engine().fingerprint_key(),
+    );
     check_findings(&found, data.len());
     let path = if data.first().is_some_and(|b| b & 1 == 1) {
         "fuzz/.env"

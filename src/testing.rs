@@ -3,7 +3,11 @@
 use crate::engine::Engine;
 
 pub fn engine() -> Engine {
-    Engine::new(crate::rules::builtin()).unwrap()
+    Engine::new(
+        crate::rules::builtin(),
+        crate::engine::FingerprintKey::ephemeral(),
+    )
+    .unwrap()
 }
 
 // Fake: an AWS key id in the documented shape (its account decodes to 052310077262) and a

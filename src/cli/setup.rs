@@ -81,8 +81,8 @@ pub fn engine(cfg: &Config, extra: &[PathBuf]) -> Result<Engine> {
 }
 
 fn engine_for(cfg: &Config, extra: &[PathBuf], startup: Startup) -> Result<Engine> {
-    let engine = checked_engine_for(rule_set_from(rules::builtin(), cfg, extra)?, startup)?;
-    Ok(engine.with_fingerprint_key(fingerprint_key(cfg)?))
+    let set = rule_set_from(rules::builtin(), cfg, extra)?;
+    checked_engine_for(set, startup, fingerprint_key(cfg)?)
 }
 
 /// The rule set `rules::load_set` loads: the built-in rules with the config's and `extra`
@@ -107,11 +107,15 @@ fn rule_set_from(
 
 /// The engine for `set`, after the operator's rules (all but the built-in ones) passed their
 /// checks: known validators, and their examples and negatives through the whole engine.
-pub fn checked_engine(set: Vec<rules::Rule>) -> Result<Engine> {
-    checked_engine_for(set, Startup::Throughput)
+pub fn checked_engine(set: Vec<rules::Rule>, key: FingerprintKey) -> Result<Engine> {
+    checked_engine_for(set, Startup::Throughput, key)
 }
 
-fn checked_engine_for(set: Vec<rules::Rule>, startup: Startup) -> Result<Engine> {
+fn checked_engine_for(
+    set: Vec<rules::Rule>,
+    startup: Startup,
+    key: FingerprintKey,
+) -> Result<Engine> {
     // The built-in rules and validators are checked by the test suite (and `rules check`);
     // checking them at every start would build every validator, and an agent hook starts a
     // process per event.
@@ -123,7 +127,7 @@ fn checked_engine_for(set: Vec<rules::Rule>, startup: Startup) -> Result<Engine>
     {
         bail!("{e}");
     }
-    let engine = Engine::with_startup(set, startup)?;
+    let engine = Engine::with_startup(set, startup, key)?;
     // The built-in rules are checked by the test suite; an operator's are checked here, so a
     // rule that cannot find its own examples fails loudly instead of finding nothing.
     let failures = crate::engine::check(&engine, |r| !rules::is_builtin(r));
@@ -159,8 +163,7 @@ pub fn masking_engine(r: &RuleSources, startup: Startup) -> Result<Engine> {
             eprintln!("leakhound: warning: {from} makes masking weaker: {less}");
         }
     }
-    let engine = checked_engine_for(set, startup)?.without_companions();
-    Ok(engine.with_fingerprint_key(fingerprint_key(&cfg)?))
+    Ok(checked_engine_for(set, startup, fingerprint_key(&cfg)?)?.without_companions())
 }
 
 /// Where a masker looks for its config when not given `--config`: the user's, then the

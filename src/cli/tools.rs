@@ -4,7 +4,7 @@ use super::settings::{RuleListing, RuleSources};
 use super::setup::{checked_engine, config, fingerprint_key, open_output, rule_set};
 use super::EXIT_CLEAN;
 use crate::deliver::FailOn;
-use crate::engine::Engine;
+use crate::engine::{Engine, FingerprintKey};
 use crate::policy::{Config, Policy};
 use crate::rules;
 use crate::scan::Scanner;
@@ -57,8 +57,11 @@ pub fn validate_report(
 /// from the working directory (the report may come from anywhere).
 fn masker() -> Result<Scanner> {
     Ok(Scanner::new(
-        // It masks and fingerprints nothing kept: no key is needed.
-        checked_engine(rule_set(&Config::default(), &[])?)?,
+        // It masks and fingerprints nothing kept: a key of this process is enough.
+        checked_engine(
+            rule_set(&Config::default(), &[])?,
+            FingerprintKey::ephemeral(),
+        )?,
         Policy::default(),
     ))
 }
@@ -151,7 +154,11 @@ pub fn merge_shards(
 }
 
 pub fn list_rules(format: RuleListing, extra: &[PathBuf]) -> Result<i32> {
-    let engine = checked_engine(rule_set(&Config::default(), extra)?)?;
+    // Listing rules fingerprints nothing.
+    let engine = checked_engine(
+        rule_set(&Config::default(), extra)?,
+        FingerprintKey::ephemeral(),
+    )?;
     let mut out = std::io::stdout().lock();
     let r = (|| -> std::io::Result<()> {
         match format {
@@ -225,7 +232,8 @@ pub fn check_rules(files: &[PathBuf]) -> Result<i32> {
         set.iter().filter(|r| !rules::is_builtin(r)).count()
     };
     let unknown = crate::validate::check_rules(&set);
-    let engine = Engine::new(set)?;
+    // Checking examples keeps no fingerprint.
+    let engine = Engine::new(set, FingerprintKey::ephemeral())?;
     let only_files = !files.is_empty();
     let failures: Vec<String> =
         crate::engine::check(&engine, |r| !only_files || !rules::is_builtin(r))
@@ -256,7 +264,7 @@ pub fn import_rules(file: &Path, output: Option<&Path>) -> Result<i32> {
     let converted = rules::gitleaks::convert(&name, &text)?;
     let mut set = rules::builtin();
     set.extend(converted.rules.iter().cloned());
-    checked_engine(set)?;
+    checked_engine(set, FingerprintKey::ephemeral())?;
     let toml = rules::gitleaks::to_toml(&converted).context("writing the rules as TOML")?;
     match output {
         Some(p) => {

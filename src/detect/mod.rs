@@ -267,9 +267,7 @@ mod tests {
             let mut seen = Vec::new();
             for k in [&b"first key, sixteen+"[..], b"second key, sixteen+"] {
                 let key = FingerprintKey::new(k);
-                let e = Engine::new(crate::rules::builtin())
-                    .unwrap()
-                    .with_fingerprint_key(key.clone());
+                let e = Engine::new(crate::rules::builtin(), key.clone()).unwrap();
                 let found =
                     detect(&e, hay).findings(&e, hay, &[], &prov, Origin::START, &|_, _| false);
                 let f = found

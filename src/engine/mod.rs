@@ -124,7 +124,7 @@ pub struct Engine {
     /// [`Engine::without_companions`]).
     masking: bool,
     /// What every finding made from this engine's matches is fingerprinted with (see
-    /// [`Engine::with_fingerprint_key`]).
+    /// [`Engine::new`]).
     fingerprint_key: FingerprintKey,
     /// What it was built for: a [`Startup::Latency`] engine builds its rules' regexes
     /// without a literal prefilter.
@@ -163,13 +163,21 @@ pub enum Startup {
 }
 
 impl Engine {
-    /// Compile `rules`. Fails on the first rule that cannot be compiled, naming it.
-    pub fn new(rules: Vec<Rule>) -> Result<Engine, RuleError> {
-        Engine::with_startup(rules, Startup::Throughput)
+    /// Compile `rules`. Fails on the first rule that cannot be compiled, naming it. `key` is
+    /// the run's fingerprint key, carried to every finding made from this engine's matches:
+    /// the operator's (`cli::setup::fingerprint_key`), or [`FingerprintKey::ephemeral`] for a
+    /// caller that compares findings within the process only. There is no default, so no
+    /// caller gets a random key without asking for one.
+    pub fn new(rules: Vec<Rule>, key: FingerprintKey) -> Result<Engine, RuleError> {
+        Engine::with_startup(rules, Startup::Throughput, key)
     }
 
     /// [`Engine::new`], built for `startup`.
-    pub fn with_startup(rules: Vec<Rule>, startup: Startup) -> Result<Engine, RuleError> {
+    pub fn with_startup(
+        rules: Vec<Rule>,
+        startup: Startup,
+        key: FingerprintKey,
+    ) -> Result<Engine, RuleError> {
         let mut ids = HashMap::new();
         for (i, r) in rules.iter().enumerate() {
             if let Some(prev) = ids.insert(r.id.clone(), i) {
@@ -241,7 +249,7 @@ impl Engine {
             longest_keyword,
             ignore_requires: false,
             masking: false,
-            fingerprint_key: FingerprintKey::ephemeral(),
+            fingerprint_key: key,
             startup,
         })
     }
@@ -257,14 +265,6 @@ impl Engine {
 
     pub fn rules(&self) -> &[Rule] {
         &self.rules
-    }
-
-    /// The run's fingerprint key, for the findings made from this engine's matches: an
-    /// engine is built with [`FingerprintKey::ephemeral`] (fingerprints that compare within
-    /// the process only) until it is given the operator's.
-    pub fn with_fingerprint_key(mut self, key: FingerprintKey) -> Engine {
-        self.fingerprint_key = key;
-        self
     }
 
     pub fn fingerprint_key(&self) -> &FingerprintKey {
@@ -424,8 +424,14 @@ mod tests {
             .flat_map(|r| r.examples.iter().chain(&r.negatives))
             .map(|e| format!("{e}\n"))
             .collect();
-        let fast = Engine::with_startup(rules.clone(), Startup::Throughput).unwrap();
-        let quick = Engine::with_startup(rules, Startup::Latency).unwrap();
+        let fast = Engine::with_startup(
+            rules.clone(),
+            Startup::Throughput,
+            FingerprintKey::ephemeral(),
+        )
+        .unwrap();
+        let quick =
+            Engine::with_startup(rules, Startup::Latency, FingerprintKey::ephemeral()).unwrap();
         let found = fast.scan(hay.as_bytes());
         assert!(found.len() > 1000, "{}", found.len());
         assert_eq!(found, quick.scan(hay.as_bytes()));

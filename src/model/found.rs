@@ -44,25 +44,16 @@ impl Origin {
 }
 
 /// Turn the engine's matches in one blob into findings. Lines and columns are computed here,
-/// once, walking the blob in order of the matches. Fingerprinted under
-/// [`FingerprintKey::ephemeral`]: for a caller that compares findings within the process only
-/// (tests, fuzzing); a run's findings come from [`findings_masked`] under its key.
+/// once, walking the blob in order of the matches. Fingerprinted under `key` (an engine's
+/// [`crate::engine::Engine::fingerprint_key`]); each context masks every match.
 pub fn findings(
     rules: &[Rule],
     hay: &[u8],
     matches: &[Match],
     provenance: &Provenance,
+    key: &FingerprintKey,
 ) -> Vec<Finding> {
-    let key = FingerprintKey::ephemeral();
-    findings_masked(
-        rules,
-        hay,
-        matches,
-        matches,
-        provenance,
-        Origin::START,
-        &key,
-    )
+    findings_masked(rules, hay, matches, matches, provenance, Origin::START, key)
 }
 
 /// The findings of `matches` in a slice of a blob that begins at `origin`, fingerprinted under

@@ -322,7 +322,11 @@ mod tests {
     #[test]
     fn the_same_bytes_are_read_the_same_way_whatever_the_source() {
         let s = Scanner::new(
-            Engine::new(crate::rules::builtin()).unwrap(),
+            Engine::new(
+                crate::rules::builtin(),
+                crate::engine::FingerprintKey::ephemeral(),
+            )
+            .unwrap(),
             Policy::default(),
         )
         .with_archives(Some(Archives {

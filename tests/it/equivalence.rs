@@ -8,7 +8,13 @@ use std::sync::OnceLock;
 
 fn engine() -> &'static Engine {
     static E: OnceLock<Engine> = OnceLock::new();
-    E.get_or_init(|| Engine::new(leakhound::rules::builtin()).unwrap())
+    E.get_or_init(|| {
+        Engine::new(
+            leakhound::rules::builtin(),
+            leakhound::engine::FingerprintKey::ephemeral(),
+        )
+        .unwrap()
+    })
 }
 
 fn examples() -> &'static Vec<(usize, Vec<u8>)> {
@@ -106,7 +112,7 @@ proptest! {
             prop_assert!(x.rule < e.rules().len());
         }
         let prov = leakhound::model::Provenance::Stream { name: "x".into() };
-        let f = leakhound::model::findings(e.rules(), &hay, &m, &prov);
+        let f = leakhound::model::findings(e.rules(), &hay, &m, &prov, e.fingerprint_key());
         prop_assert_eq!(f.len(), m.len());
         for x in &f {
             // The finding's secret is the bytes at its span, on the line its offset is on.

@@ -21,9 +21,12 @@ const PIECE: usize = 8;
 fn engine() -> &'static Engine {
     static E: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
     E.get_or_init(|| {
-        Engine::new(leakhound::rules::builtin())
-            .unwrap()
-            .without_companions()
+        Engine::new(
+            leakhound::rules::builtin(),
+            leakhound::engine::FingerprintKey::ephemeral(),
+        )
+        .unwrap()
+        .without_companions()
     })
 }
 

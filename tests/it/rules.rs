@@ -6,7 +6,11 @@ use leakhound::engine::Engine;
 
 #[test]
 fn every_builtin_rule_passes_its_examples_and_negatives() {
-    let engine = Engine::new(leakhound::rules::builtin()).unwrap();
+    let engine = Engine::new(
+        leakhound::rules::builtin(),
+        leakhound::engine::FingerprintKey::ephemeral(),
+    )
+    .unwrap();
     let failures = leakhound::engine::check(&engine, |_| true);
     assert!(
         failures.is_empty(),
@@ -24,7 +28,11 @@ fn every_builtin_rule_passes_its_examples_and_negatives() {
 /// password was left unmasked.
 #[test]
 fn a_url_password_runs_to_the_last_at_before_the_host() {
-    let engine = Engine::new(leakhound::rules::builtin()).unwrap();
+    let engine = Engine::new(
+        leakhound::rules::builtin(),
+        leakhound::engine::FingerprintKey::ephemeral(),
+    )
+    .unwrap();
     for (line, rule, password) in [
         (
             "https://user:p@ss'w@rd@host/",
