@@ -72,7 +72,8 @@ pub fn git(a: GitSettings) -> Result<i32> {
         .scan(|sc| sc.git(&dirs, &opts, &print_warning))
         // Only a run of one repository fails on it: name it.
         .with_context(|| dirs[0].0.display().to_string())?;
-    let n = outcome.findings.len();
+    // As before the scan let go of findings below the report's confidence: they are counted.
+    let n = outcome.findings.len() + outcome.left_out.count as usize;
     let code = s.deliver(noted(outcome, shard))?;
     if staged && code == EXIT_FINDINGS {
         eprintln!(
