@@ -149,3 +149,63 @@ fn a_stale_foreign_altered_or_truncated_listing_is_refused() {
     git_in(&dir, &["commit", "-q", "-m", "late"]);
     refused("stale", run(&dir, &listing, &[]), "its history moved since");
 }
+
+/// The listing of a `--targets` list: one file for every repository, each part keyed by
+/// the repository's line; a shard run with a repository the listing lacks names it as a
+/// failed input (exit 2) and scans the others from the listing.
+#[test]
+fn one_listing_covers_a_target_list() {
+    let sb = Sandbox::new();
+    let (a, b, c) = (sb.path("a"), sb.path("b"), sb.path("c"));
+    let ta = crate::history::generate(&a, 30, 37).unwrap();
+    let tb = crate::history::generate(&b, 30, 41).unwrap();
+    crate::history::generate(&c, 10, 43).unwrap();
+    sb.write("repos.txt", format!("{}\n{}\n", a.display(), b.display()));
+    let listing = sb.path("org.listing");
+    let o = lh(&sb)
+        .args(["git", "--targets", "repos.txt", "--write-listing"])
+        .arg(&listing)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let listed = listing.display().to_string();
+    let (whole, _) =
+        shards_equal_whole_with(&sb, &["git", "--targets", "repos.txt"], &[2], &|cmd| {
+            cmd.args(["--listing", &listed]);
+        });
+    assert_eq!(
+        whole["findings"].as_array().unwrap().len(),
+        ta.len() + tb.len()
+    );
+    sb.write(
+        "more.txt",
+        format!("{}\n{}\n{}\n", a.display(), b.display(), c.display()),
+    );
+    let o = lh(&sb)
+        .args([
+            "git",
+            "--targets",
+            "more.txt",
+            "--format",
+            "json",
+            "--listing",
+        ])
+        .arg(&listing)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("has no listing of"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["failed_inputs"], 1);
+    assert_eq!(
+        v["findings"].as_array().unwrap().len(),
+        ta.len() + tb.len(),
+        "the listed repositories are scanned"
+    );
+}
