@@ -252,6 +252,14 @@ pub struct GitArgs {
     /// Also scan checked-out submodules.
     #[arg(long)]
     pub submodules: bool,
+    /// Write the history's listing (one git log walk of every repository) to FILE and exit,
+    /// for the shards to read with --listing instead of each walking it again.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["staged", "listing", "shard"])]
+    pub write_listing: Option<PathBuf>,
+    /// Read the history's listing from FILE (written by --write-listing) instead of running
+    /// git log; refused if it was written for other repositories, refs or revisions.
+    #[arg(long, value_name = "FILE", conflicts_with = "staged")]
+    pub listing: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     /// With --targets, each repository's paths are reported under its line in the file.

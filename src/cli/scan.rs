@@ -3,7 +3,7 @@
 use super::settings::{AuditSettings, EnvSettings, GitSettings, ImageSettings, ScanSettings};
 use super::setup::{print_warning, Session};
 use super::{EXIT_CLEAN, EXIT_FINDINGS};
-use crate::model::{Shard, ShardNotes};
+use crate::model::{Shard, ShardNotes, Warning};
 use crate::scan::ScanResults;
 use crate::source::fs::{self, WalkOptions};
 use crate::source::runtime;
@@ -57,6 +57,17 @@ pub fn git(a: GitSettings) -> Result<i32> {
     let dirs = a.dirs;
     let scanned: Vec<PathBuf> = dirs.iter().map(|(d, _)| d.clone()).collect();
     let threads = a.report.threads;
+    if let Some(file) = &a.write_listing {
+        return write_listing(&dirs, &a.select, a.submodules, file);
+    }
+    // Read and checked whole before anything is scanned: a truncated or foreign file fails
+    // the run at once.
+    let listing = match &a.listing {
+        Some(file) => Some(std::sync::Arc::new(
+            crate::source::git::listing::Listing::open(file)?,
+        )),
+        None => None,
+    };
     let mut s = Session::new(a.report, &scanned)?;
     s.scanner = s.scanner.with_archives(a.input.archives);
     let staged = matches!(a.select, Select::Staged);
@@ -67,12 +78,14 @@ pub fn git(a: GitSettings) -> Result<i32> {
         threads,
         submodules: a.submodules,
         shard,
+        listing,
     };
     let outcome = s
         .scan(|sc| sc.git(&dirs, &opts, &print_warning))
         // Only a run of one repository fails on it: name it.
         .with_context(|| dirs[0].0.display().to_string())?;
-    let n = outcome.findings.len();
+    // As before the scan let go of findings below the report's confidence: they are counted.
+    let n = outcome.findings.len() + outcome.left_out.count as usize;
     let code = s.deliver(noted(outcome, shard))?;
     if staged && code == EXIT_FINDINGS {
         eprintln!(
@@ -81,6 +94,40 @@ pub fn git(a: GitSettings) -> Result<i32> {
         );
     }
     Ok(code)
+}
+
+/// `git --write-listing FILE`: the history of every repository listed once, for the shards
+/// (`--listing FILE`); nothing scanned. Exit 0, or 2 when a repository could not be listed
+/// (it is in the file as failed, and each shard reports it as a scan does).
+fn write_listing(
+    dirs: &[(PathBuf, String)],
+    select: &crate::source::git::Select,
+    submodules: bool,
+    file: &Path,
+) -> Result<i32> {
+    let mut out = std::io::BufWriter::new(
+        crate::write::open_private(file).with_context(|| file.display().to_string())?,
+    );
+    let w = crate::source::git::listing::write(dirs, select, submodules, &mut out, file)?;
+    for (at, why) in &w.warnings {
+        print_warning(&Warning {
+            path: at.clone(),
+            message: why.clone(),
+        });
+    }
+    for (at, why) in &w.failed {
+        print_warning(&Warning {
+            path: at.clone(),
+            message: format!("not listed: {why}"),
+        });
+    }
+    super::setup::say(&format!(
+        "listed {} blob(s) of {} repository(ies) into {}",
+        w.blobs,
+        w.repositories,
+        file.display()
+    ));
+    Ok(if w.failed.is_empty() { 0 } else { 2 })
 }
 
 pub fn image(a: ImageSettings) -> Result<i32> {

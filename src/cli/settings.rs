@@ -184,6 +184,10 @@ pub struct GitSettings {
     pub dirs: Vec<(PathBuf, String)>,
     pub select: Select,
     pub submodules: bool,
+    /// `--write-listing`: list the history into this file and scan nothing.
+    pub write_listing: Option<PathBuf>,
+    /// `--listing`: read the history's listing from this file instead of git log.
+    pub listing: Option<PathBuf>,
     pub input: Input,
     pub shard: Shard,
     pub report: ReportSettings,
@@ -216,6 +220,8 @@ pub fn git(a: GitArgs) -> Result<GitSettings> {
         dirs,
         select,
         submodules: a.submodules,
+        write_listing: a.write_listing,
+        listing: a.listing,
         input: input(&a.input),
         shard,
         report: ReportSettings {

@@ -295,7 +295,9 @@ impl Session {
         if r.rotate {
             hooks.push(OperatorHook::rotate());
         }
-        let scanner = Scanner::new(engine, policy).listing_units(r.list_scanned.is_some());
+        let scanner = Scanner::new(engine, policy)
+            .listing_units(r.list_scanned.is_some())
+            .reporting(r.min_confidence);
         let out = open_output(r.output.as_deref())?;
         let color = r.color.unwrap_or_else(|| {
             out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())

@@ -11,40 +11,71 @@ use std::io::{self, Write};
 pub(super) fn write_json(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
     let findings = r.findings.iter().map(|f| f.record(r.show_secrets));
     let key = r.fingerprint_key.id();
-    write_document(
-        findings.collect(),
-        r.warnings,
-        r.summary,
-        r.notes,
-        &key,
-        out,
-    )
+    write_document(findings, r.warnings, r.summary, r.notes, &key, out)
 }
 
 /// The JSON report of findings as records: a scan's, or shards' merged.
-/// `key_id` names the fingerprint key the findings were made with.
+/// `key_id` names the fingerprint key the findings were made with. Written as it is
+/// serialized, each finding's record made as its turn comes: a document built whole first
+/// (a `serde_json::Value` of every record) cost a large file's report more memory than its
+/// scan did.
 pub(super) fn write_document(
-    findings: Vec<Record>,
+    findings: impl Iterator<Item = Record>,
     warnings: &[Warning],
     summary: &Summary,
     notes: Option<&ShardNotes>,
     key_id: &str,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let mut doc = json!({
-        "tool": "leakhound",
-        "version": env!("CARGO_PKG_VERSION"),
-        "rules_version": crate::rules::RULESET,
-        "fingerprint_key_id": key_id,
-        "findings": findings,
-        "warnings": warnings,
-        "summary": summary,
-    });
-    if let Some(n) = notes {
-        doc["shard"] = json!(n);
-    }
+    let doc = Document {
+        findings: Seq(std::cell::RefCell::new(Some(findings))),
+        warnings,
+        summary,
+        notes,
+        key_id,
+    };
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// The report's fields in the order its readers and golden files know.
+struct Document<'a, I> {
+    findings: Seq<I>,
+    warnings: &'a [Warning],
+    summary: &'a Summary,
+    notes: Option<&'a ShardNotes>,
+    key_id: &'a str,
+}
+
+impl<I: Iterator<Item = Record>> serde::Serialize for Document<'_, I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("tool", "leakhound")?;
+        m.serialize_entry("version", env!("CARGO_PKG_VERSION"))?;
+        m.serialize_entry("rules_version", crate::rules::RULESET)?;
+        m.serialize_entry("fingerprint_key_id", self.key_id)?;
+        m.serialize_entry("findings", &self.findings)?;
+        m.serialize_entry("warnings", self.warnings)?;
+        m.serialize_entry("summary", self.summary)?;
+        if let Some(n) = self.notes {
+            m.serialize_entry("shard", n)?;
+        }
+        m.end()
+    }
+}
+
+/// A sequence serialized from an iterator, one element at a time; taken when serialized
+/// (an iterator goes once).
+struct Seq<I>(std::cell::RefCell<Option<I>>);
+
+impl<I: Iterator<Item = Record>> serde::Serialize for Seq<I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.borrow_mut().take() {
+            Some(items) => s.collect_seq(items),
+            None => Err(serde::ser::Error::custom("a sequence is written once")),
+        }
+    }
 }
 
 pub(super) fn write_jsonl(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {

@@ -184,7 +184,14 @@ impl Shards {
         };
         let n = self.findings.len();
         let written = match format {
-            Format::Json => json::write_document(self.findings, &self.warnings, s, None, &key, out),
+            Format::Json => json::write_document(
+                self.findings.into_iter(),
+                &self.warnings,
+                s,
+                None,
+                &key,
+                out,
+            ),
             Format::Jsonl => json::write_lines(self.findings.into_iter(), out),
             Format::Sarif => sarif::write_records(&self.findings, rules, out),
             // The human writer reads whole findings, which a JSON report no longer holds.

@@ -73,7 +73,10 @@ impl Scanner {
                 let (work, to_done) = (work.clone(), to_done.clone());
                 s.spawn(move || {
                     for p in work {
-                        let result = self.piece(provenance, how.form, p);
+                        let mut result = self.piece(provenance, how.form, p);
+                        // What the report leaves out is let go here, chunk by chunk, not
+                        // held to the end of the input.
+                        run.thin(&mut result.found);
                         if to_done.send(result).is_err() {
                             break;
                         }

@@ -29,7 +29,7 @@ impl Scanner {
     /// as one is scanned as text here too; the scan drivers also say so.
     pub fn blob(&self, blob: &Blob) -> Vec<Finding> {
         let ignore = |_: &model::Warning| {};
-        let run = Run::new(&self.policy, &self.progress, &ignore, false);
+        let run = Run::new(&self.policy, &self.progress, &ignore, false, None);
         self.content(&run, blob, admit::form(blob.provenance.name()))
     }
 

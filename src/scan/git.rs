@@ -8,7 +8,6 @@ use super::{run::Run, ScanResults, Scanner};
 use crate::model::{Shard, Warning};
 use crate::source::{git, Blob, Data, Provenance};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering::Relaxed;
 
 /// Blobs a git worker asks for at once: enough to keep git's pipe full, few enough that
 /// workers share the tail of the work evenly.
@@ -26,6 +25,9 @@ pub struct GitOptions {
     pub submodules: bool,
     /// Scan only the blobs this shard owns (by blob id).
     pub shard: Shard,
+    /// Read the history's listing from this file (`--listing`), written once by
+    /// `--write-listing`, instead of running git log.
+    pub listing: Option<std::sync::Arc<git::listing::Listing>>,
 }
 
 impl Scanner {
@@ -83,31 +85,22 @@ impl Scanner {
         opts: &GitOptions,
         prefix: &str,
     ) -> Result<(), git::GitError> {
-        let (mut changes, problems) = repo.changes(&opts.select)?;
-        // Every shard lists the whole history; the first reports what went wrong listing it.
-        if opts.shard.first() {
-            for p in problems {
-                run.warn(repo.dir().display().to_string(), p);
-            }
-        }
-        changes.retain(|c| opts.shard.owns(&c.blob));
+        // Changes go to the workers in batches as they are listed: git log streams what it
+        // works out commit by commit, and the first blobs are scanned while it goes on.
+        let (to_work, work) = crossbeam_channel::unbounded::<Vec<git::Change>>();
         let admit = self.admit_opts(opts.binary, opts.max_file_size);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = opts.threads.clamp(1, changes.len().max(1));
-        std::thread::scope(|s| {
-            for _ in 0..workers {
+        let listed = std::thread::scope(|s| {
+            for _ in 0..opts.threads.max(1) {
+                let work = work.clone();
                 s.spawn(|| {
-                    // Each worker has its own cat-file processes: git inflates objects on as
-                    // many cores as there are workers. One streams the blobs to scan, the
-                    // other is asked for a parent's blob when a change needs its diff.
+                    let work = work;
+                    // Each worker has its own cat-file processes (started at its first
+                    // request): git inflates objects on as many cores as there are workers.
+                    // One streams the blobs to scan, the other is asked for a parent's blob
+                    // when a change needs its diff.
                     let mut objects = repo.objects();
                     let mut parents = None;
-                    loop {
-                        let from = next.fetch_add(GIT_BATCH, Relaxed);
-                        let Some(batch) = changes.get(from..(from + GIT_BATCH).min(changes.len()))
-                        else {
-                            break;
-                        };
+                    for batch in work {
                         let ids: Vec<&str> = batch.iter().map(|ch| ch.blob.as_str()).collect();
                         // git is told the size limit: a blob over it is never inflated.
                         objects.each(&ids, admit.max_size, |i, object| {
@@ -121,7 +114,48 @@ impl Scanner {
                     }
                 });
             }
+            drop(work);
+            let mut batch = Vec::with_capacity(GIT_BATCH);
+            let mut add = |c: git::Change| {
+                if opts.shard.owns(&c.blob) {
+                    batch.push(c);
+                    if batch.len() == GIT_BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(GIT_BATCH));
+                        // The workers hold the receiver until the sender is dropped.
+                        let _ = to_work.send(full);
+                    }
+                }
+            };
+            let listed = match (&opts.select, &opts.listing) {
+                (git::Select::Staged, _) => repo.changes(&opts.select).map(|(changes, w)| {
+                    changes.into_iter().for_each(&mut add);
+                    w
+                }),
+                (_, Some(listing)) => {
+                    listing
+                        .take(prefix, repo, &opts.select)
+                        .and_then(|(raw, warnings)| {
+                            git::each_change(&raw[..], repo.null_id(), &mut add)?;
+                            Ok(warnings)
+                        })
+                }
+                (_, None) => repo
+                    .revs(&opts.select)
+                    .and_then(|revs| repo.each_change(&revs, &mut add)),
+            };
+            if !batch.is_empty() {
+                let _ = to_work.send(batch);
+            }
+            drop(to_work);
+            listed
         });
+        // Every shard lists the whole history; the first reports what went wrong listing it.
+        let problems = listed?;
+        if opts.shard.first() {
+            for p in problems {
+                run.warn(repo.dir().display().to_string(), p);
+            }
+        }
         Ok(())
     }
 

@@ -29,7 +29,7 @@ impl Scanner {
         opts: &ImageOptions,
         on_warning: &(dyn Fn(&Warning) + Sync),
     ) -> Result<ScanResults, image::ImageError> {
-        let run = self.run(on_warning);
+        let run = self.run(on_warning).keeping_all();
         let admit = self.admit_opts(opts.binary, opts.max_file_size);
         // Layer digest -> (the image that scanned it, its whiteouts).
         let mut scanned: HashMap<String, (String, Whiteouts)> = HashMap::new();

@@ -56,6 +56,42 @@ pub struct ScanResults {
     /// paths only, never content; a unit skipped or failed carries a marker. Empty unless
     /// the scanner was asked to list (`Scanner::listing_units`).
     pub units: Vec<String>,
+    /// The findings left out of the report for their confidence, counted and their values
+    /// kept, not held whole (`Scanner::reporting`).
+    pub left_out: LeftOut,
+}
+
+/// Findings a run did not keep whole because the report leaves them out
+/// (`--min-confidence`): how many, and their values, which still mask the reported
+/// findings' contexts. No `Debug` of the values: it prints the counts.
+#[derive(Default)]
+pub struct LeftOut {
+    pub count: u64,
+    values: std::collections::HashSet<Box<[u8]>>,
+}
+
+impl LeftOut {
+    fn add(&mut self, value: &[u8]) {
+        if !self.values.contains(value) {
+            self.values.insert(value.into());
+        }
+    }
+
+    fn extend(&mut self, other: LeftOut) {
+        self.count += other.count;
+        self.values.extend(other.values);
+    }
+}
+
+impl std::fmt::Debug for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "LeftOut({} findings, {} values)",
+            self.count,
+            self.values.len()
+        )
+    }
 }
 
 /// An engine and a policy, shared by every worker thread.
@@ -67,6 +103,9 @@ pub struct Scanner {
     archives: Option<Archives>,
     /// Keep the list of units met (`--list-scanned`); off, a run lists nothing.
     list_units: bool,
+    /// The report's `--min-confidence`: less sure findings are only counted and their
+    /// values kept (`Scanner::reporting`). `None` keeps every finding.
+    report_from: Option<crate::rules::Confidence>,
     pub progress: Progress,
 }
 
@@ -86,6 +125,7 @@ impl Scanner {
             seen: Mutex::default(),
             archives: None,
             list_units: false,
+            report_from: None,
             progress: Progress::default(),
         }
     }
@@ -103,13 +143,28 @@ impl Scanner {
         self
     }
 
+    /// The report will leave out findings less sure than `min`: a run keeps of them only
+    /// their count and values (`ScanResults::left_out`), so that a large input's many `low`
+    /// findings do not stay in memory to the end of the run. A caller that reads
+    /// `ScanResults::findings` at every confidence leaves this unset.
+    pub fn reporting(mut self, min: crate::rules::Confidence) -> Scanner {
+        self.report_from = Some(min);
+        self
+    }
+
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
     /// A new run reporting warnings to `on_warning`.
     fn run<'a>(&'a self, on_warning: &'a (dyn Fn(&Warning) + Sync)) -> Run<'a> {
-        Run::new(&self.policy, &self.progress, on_warning, self.list_units)
+        Run::new(
+            &self.policy,
+            &self.progress,
+            on_warning,
+            self.list_units,
+            self.report_from,
+        )
     }
 
     /// The admission's options for a source's choices.
@@ -170,6 +225,7 @@ impl ScanResults {
         self.warnings.extend(other.warnings);
         self.summary.add(&other.summary);
         self.units.extend(other.units);
+        self.left_out.extend(other.left_out);
         match (&mut self.notes, other.notes) {
             (Some(mine), Some(n)) => {
                 mine.images.extend(n.images);
@@ -188,7 +244,15 @@ impl ScanResults {
 /// Findings sorted and paired into credential sets, totals counted.
 fn finish(mut o: ScanResults, start: Instant) -> ScanResults {
     o.findings.sort_by(Finding::report_order);
-    crate::detect::mask_contexts(&mut o.findings, &o.suppressed);
+    // Every value the run found masks the contexts, also those held only as values.
+    let mut known = crate::detect::Known::new();
+    for f in o.findings.iter().chain(&o.suppressed).filter(|f| !f.public) {
+        known.add(f.secret.bytes(), 0);
+    }
+    for v in &o.left_out.values {
+        known.add(v, 0);
+    }
+    crate::detect::mask_contexts_with(&mut o.findings, &mut known);
     crate::validate::annotate(&mut o.findings);
     o.suppressed.sort_by(Finding::report_order);
     // Whole keys, not only paths: workers finish in any order, and the report must not.

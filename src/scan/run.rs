@@ -4,6 +4,7 @@
 use super::{admit::Skip, lock, Progress, ScanResults};
 use crate::model::{self, Finding, Warning};
 use crate::policy::Policy;
+use crate::rules::Confidence;
 use crate::source::Provenance;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
@@ -18,6 +19,9 @@ pub(crate) struct Run<'a> {
     policy: &'a Policy,
     /// Whether `out.units` is kept (`--list-scanned`).
     list: bool,
+    /// Findings less sure than this are not reported: of them the run keeps only their
+    /// values and their count ([`Run::thin`]). `None` keeps every finding whole.
+    below: Option<Confidence>,
     start: Instant,
 }
 
@@ -27,6 +31,7 @@ impl<'a> Run<'a> {
         progress: &'a Progress,
         on_warning: &'a (dyn Fn(&Warning) + Sync),
         list: bool,
+        below: Option<Confidence>,
     ) -> Run<'a> {
         Run {
             out: Mutex::default(),
@@ -34,8 +39,46 @@ impl<'a> Run<'a> {
             progress,
             policy,
             list,
+            below,
             start: Instant::now(),
         }
+    }
+
+    /// Keep every finding whole, whatever its confidence: for a driver that files the same
+    /// findings again under other names (an image's shared layers, once per image), which a
+    /// count alone could not repeat.
+    pub fn keeping_all(mut self) -> Run<'a> {
+        self.below = None;
+        self
+    }
+
+    /// Take out of `found` the findings the report will leave out for their confidence,
+    /// keeping of each only its value (it still masks the contexts of reported findings:
+    /// masking goes by value, at any confidence) and its count. A large file's findings at
+    /// `low` outnumber the reported ones four to one, and a whole finding (its context lines,
+    /// path, names) costs kilobytes; this is what keeps them out of memory while the rest of
+    /// the input is scanned. Kept whole: a finding the baseline knows (it is written to a new
+    /// baseline) and a part of a credential (validators annotate a set from all its members).
+    pub fn thin(&self, found: &mut Vec<Finding>) {
+        if self.below.is_some() {
+            self.thin_into(&mut lock(&self.out), found);
+        }
+    }
+
+    /// [`Run::thin`] with the results already locked.
+    fn thin_into(&self, out: &mut ScanResults, found: &mut Vec<Finding>) {
+        let Some(min) = self.below else { return };
+        found.retain(|f| {
+            if f.confidence >= min || f.part.is_some() || self.policy.in_baseline(f) {
+                return true;
+            }
+            self.progress.findings.fetch_add(1, Relaxed);
+            out.left_out.count += 1;
+            if !f.public {
+                out.left_out.add(f.secret.bytes());
+            }
+            false
+        });
     }
 
     /// Report a per-input problem now and keep it for the report.
@@ -127,8 +170,10 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// File findings as reported, or as suppressed when the baseline knows them.
-    pub fn keep(&self, out: &mut ScanResults, found: Vec<Finding>) {
+    /// File findings as reported, or as suppressed when the baseline knows them; those the
+    /// report leaves out for their confidence only counted, with their values ([`Run::thin`]).
+    pub fn keep(&self, out: &mut ScanResults, mut found: Vec<Finding>) {
+        self.thin_into(out, &mut found);
         for f in found {
             if self.policy.in_baseline(&f) {
                 out.suppressed.push(f);

@@ -77,3 +77,72 @@ fn large_file_chunks_keep_every_finding_at_its_place() {
         assert_eq!(found.len(), expected.len(), "-j {threads}: once each");
     }
 }
+
+/// A large file's findings below `--min-confidence` are let go chunk by chunk (only their
+/// count and values are kept, issue 31's memory bound), and still do what they did whole:
+/// each one's value masks a reported finding's context in another chunk, where no rule
+/// matches it, and the summary counts every one left out.
+#[test]
+fn large_file_findings_below_the_report_still_mask_and_are_counted() {
+    let sb = Sandbox::new();
+    let filler = "ordinary log text, nothing to see here, just filler bytes\n";
+    let mut text = String::with_capacity(68 << 20);
+    // A weak password (a `low` finding under its name), and 20 MiB later, in another chunk,
+    // a reported token with the same value bare in a comment.
+    let weak: Vec<String> = (0..6)
+        .map(|i| format!("tulipgarden{}{i}", 40 + i))
+        .collect();
+    let mut planted = 0;
+    while text.len() < (66 << 20) {
+        let mib = text.len() >> 20;
+        if mib % 10 == 1 && planted < weak.len() && text.len() % (1 << 20) > 4096 {
+            text.push_str(&format!("db_password = \"{}\"\n", weak[planted]));
+            planted += 1;
+        }
+        if mib % 10 == 1 + 2 && text.len() % (1 << 20) < 64 && planted > 0 {
+            let w = &weak[planted - 1];
+            text.push_str(&format!(
+                "GITHUB_TOKEN = {}  # {w}\n",
+                fake_github(planted as u64)
+            ));
+        }
+        text.push_str(filler);
+    }
+    sb.write("big.log", &text);
+    let scan = |min: &str| {
+        let r = sb.run(&[
+            "scan",
+            "big.log",
+            "--max-file-size",
+            "0",
+            "--min-confidence",
+            min,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        r.json()
+    };
+    let (default, low) = (scan("medium"), scan("low"));
+    let tokens: Vec<&serde_json::Value> = default["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "github.pat")
+        .collect();
+    assert!(tokens.len() >= 3, "{}", tokens.len());
+    for f in &tokens {
+        let context = f["context"].as_str().unwrap();
+        assert!(
+            weak.iter().all(|w| !context.contains(w.as_str())),
+            "a value found below the report is shown: {context}"
+        );
+    }
+    let count = |v: &serde_json::Value| v["findings"].as_array().unwrap().len() as u64;
+    assert!(count(&low) > count(&default));
+    assert_eq!(
+        default["summary"]["below_confidence"].as_u64(),
+        Some(count(&low) - count(&default)),
+        "the summary counts every finding left out"
+    );
+}

@@ -52,6 +52,7 @@ mod scale_docs;
 mod scrub_sqlite;
 mod shapes;
 mod shard;
+mod shard_listing;
 mod trust;
 mod util;
 mod validate;

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 /// One key for every run: shards must fingerprint alike to merge.
 pub(crate) const KEY: &str = "shard-test-fingerprint-key-0123456789";
 
-fn lh(sb: &Sandbox) -> Command {
+pub(crate) fn lh(sb: &Sandbox) -> Command {
     lh_in(sb.dir.path())
 }
 
@@ -58,6 +58,17 @@ fn normalised(report: &str) -> String {
 /// and the shards' scanned counts must add up to the whole run's. Returns the whole run's
 /// report and each N's shard reports.
 fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Vec<Value>>) {
+    shards_equal_whole_with(sb, args, ns, &|_| {})
+}
+
+/// [`shards_equal_whole`], each shard's command (not the whole run's) also given what
+/// `shard` adds: a flag, an environment.
+pub(crate) fn shards_equal_whole_with(
+    sb: &Sandbox,
+    args: &[&str],
+    ns: &[u64],
+    shard: &dyn Fn(&mut Command),
+) -> (Value, Vec<Vec<Value>>) {
     let out = |name: &str| sb.path(name).display().to_string();
     let whole = lh(sb)
         .args(args)
@@ -85,13 +96,13 @@ fn shards_equal_whole(sb: &Sandbox, args: &[&str], ns: &[u64]) -> (Value, Vec<Ve
         // Side by side, as a scheduler starts them.
         let children: Vec<Child> = (0..n)
             .map(|k| {
-                lh(sb)
-                    .args(args)
+                let mut c = lh(sb);
+                c.args(args)
                     .args(["--shard", &format!("{k}/{n}"), "--format", "json"])
                     .args(["-o", &out(&format!("s{k}of{n}.json"))])
-                    .args(["--list-scanned", &out(&format!("s{k}of{n}.list"))])
-                    .spawn()
-                    .unwrap()
+                    .args(["--list-scanned", &out(&format!("s{k}of{n}.list"))]);
+                shard(&mut c);
+                c.spawn().unwrap()
             })
             .collect();
         for (k, c) in children.into_iter().enumerate() {

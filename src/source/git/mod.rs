@@ -25,10 +25,20 @@ pub enum GitError {
     Git(String),
     #[error("reading git output: {0}")]
     Io(#[from] std::io::Error),
+    /// A listing written by `--write-listing` that does not fit this repository.
+    #[error(transparent)]
+    Listing(#[from] Box<listing::ListingError>),
+}
+
+impl From<listing::ListingError> for GitError {
+    fn from(e: listing::ListingError) -> GitError {
+        GitError::Listing(Box::new(e))
+    }
 }
 
 pub use crate::model::Commit;
 
+pub mod listing;
 mod objects;
 pub use objects::{Object, Objects};
 
@@ -53,6 +63,20 @@ pub struct Change {
     /// The blob at the same path in each parent that had one: what the new lines are
     /// measured against. Empty for a file that is new.
     pub parents: Vec<String>,
+}
+
+/// What a history listing walks, and what that walk's result depends on.
+#[derive(Debug, Clone)]
+pub struct Revs {
+    /// What was asked for, as a listing names it: `all`, or `range A..B`.
+    pub select: String,
+    /// The revisions given to git log.
+    args: Vec<String>,
+    /// What the walk's result depends on (every ref and its id, HEAD, the stash's entries;
+    /// a range's ends): equal states list the same blobs.
+    pub state: String,
+    /// HEAD's commit, for messages; `None` before the first commit.
+    pub head: Option<String>,
 }
 
 /// A repository (work tree or bare) that git can open.
@@ -123,15 +147,44 @@ impl Repo {
     /// The blobs `select` covers, each listed once, in the order they were introduced; and
     /// warnings (git failing part-way, on a corrupt commit or tree, leaves what was listed).
     pub fn changes(&self, select: &Select) -> Result<(Vec<Change>, Vec<String>), GitError> {
+        if let Select::Staged = select {
+            return Ok((self.staged()?, Vec::new()));
+        }
+        let mut changes = Vec::new();
+        let warnings = self.each_change(&self.revs(select)?, |c| changes.push(c))?;
+        Ok((changes, warnings))
+    }
+
+    /// What `select` (a history, not the index) asks git log to walk, and the state of the
+    /// repository that decides what that walk lists: its refs (with HEAD and the stash's
+    /// older entries) for the whole history, a range's two ends for a range.
+    pub fn revs(&self, select: &Select) -> Result<Revs, GitError> {
+        let head = self
+            .output(&["rev-parse", "--verify", "-q", "HEAD^{commit}"])
+            .map(|h| h.trim().to_string())
+            .ok();
         match select {
-            Select::Staged => Ok((self.staged()?, Vec::new())),
+            Select::Staged => Err(GitError::Git(
+                "the staged changes are read from the index, not listed from history".into(),
+            )),
             Select::All => {
-                let mut revs = vec!["--all".to_string()];
+                let mut args = vec!["--all".to_string()];
                 // Older stash entries live only in the stash's reflog.
-                if let Ok(s) = self.output(&["reflog", "show", "--format=%H", "refs/stash", "--"]) {
-                    revs.extend(s.lines().map(str::to_string));
-                }
-                self.log(&revs)
+                let stash = self
+                    .output(&["reflog", "show", "--format=%H", "refs/stash", "--"])
+                    .unwrap_or_default();
+                args.extend(stash.lines().map(str::to_string));
+                let refs = self.output(&["for-each-ref", "--format=%(objectname) %(refname)"])?;
+                let state = format!(
+                    "all\nHEAD {}\n{refs}stash\n{stash}",
+                    head.as_deref().unwrap_or("-")
+                );
+                Ok(Revs {
+                    select: "all".into(),
+                    args,
+                    state,
+                    head,
+                })
             }
             Select::Range(range) => {
                 // Resolve first: a bad revision should be a clear error, not an empty scan.
@@ -140,14 +193,47 @@ impl Repo {
                 } else {
                     format!("{range}..HEAD")
                 };
-                self.output(&["rev-parse", "--revs-only", &spec, "--"])
+                let ends = self
+                    .output(&["rev-parse", "--revs-only", &spec, "--"])
                     .map_err(|e| GitError::Git(format!("bad revision range {spec:?}: {e}")))?;
-                self.log(&[spec])
+                Ok(Revs {
+                    select: format!("range {spec}"),
+                    state: format!("range {spec}\n{ends}"),
+                    args: vec![spec],
+                    head,
+                })
             }
         }
     }
 
-    fn log(&self, revs: &[String]) -> Result<(Vec<Change>, Vec<String>), GitError> {
+    /// `git log`'s listing of `revs`, raw (as [`each_change`] reads it), and its warnings:
+    /// what a listing file keeps.
+    pub fn log_raw(&self, revs: &Revs) -> Result<(Vec<u8>, Vec<String>), GitError> {
+        let mut raw = Vec::new();
+        let null = self.null.clone();
+        let warnings = self.log(revs, |out| {
+            out.read_to_end(&mut raw)?;
+            // Listed anything: as a scan counts it, so both fail alike.
+            Ok(each_change(&raw[..], &null, |_| {})? > 0)
+        })?;
+        Ok((raw, warnings))
+    }
+
+    /// Each change `revs` lists, handed to `f` as git writes it: the blobs of the first
+    /// commits are read and scanned while git still works out the later ones. Returns the
+    /// warnings.
+    pub fn each_change(&self, revs: &Revs, f: impl FnMut(Change)) -> Result<Vec<String>, GitError> {
+        let null = self.null.clone();
+        self.log(revs, |out| Ok(each_change(out, &null, f)? > 0))
+    }
+
+    /// Run git log over `revs`, its output read by `read` (which says whether it listed
+    /// anything); the warnings, or the error when git failed before listing anything.
+    fn log(
+        &self,
+        revs: &Revs,
+        read: impl FnOnce(&mut dyn Read) -> std::io::Result<bool>,
+    ) -> Result<Vec<String>, GitError> {
         let mut child = self
             .command()
             .args([
@@ -165,7 +251,7 @@ impl Repo {
                 "-z",
                 "--format=%x01%H%x00%an%x00%ae%x00%aI%x00%s",
             ])
-            .args(revs)
+            .args(&revs.args)
             .arg("--")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -177,26 +263,33 @@ impl Repo {
             let _ = stderr.read_to_end(&mut s);
             s
         });
-        let mut raw = Vec::new();
-        child.stdout.take().expect("piped").read_to_end(&mut raw)?;
+        let mut out = child.stdout.take().expect("piped");
+        let listed = read(&mut out);
+        // Closed before waiting: git must not block on a pipe no one reads.
+        drop(out);
         let status = child.wait()?;
         let err = err.join().unwrap_or_default();
-        let changes = parse_log(&raw, &self.null);
+        let listed = listed?;
         let mut warnings = Vec::new();
         if !status.success() {
             let msg = first_line(&err);
             // An empty repository has no revisions to walk: nothing to scan, not an error.
-            if revs == ["--all"] && !self.has_head() && changes.is_empty() {
-                return Ok((changes, warnings));
+            if revs.args == ["--all"] && revs.head.is_none() && !listed {
+                return Ok(warnings);
             }
-            if changes.is_empty() {
+            if !listed {
                 return Err(GitError::Git(msg));
             }
             warnings.push(format!(
                 "git log stopped early; history listed up to there: {msg}"
             ));
         }
-        Ok((changes, warnings))
+        Ok(warnings)
+    }
+
+    /// The all-zero id of this repository's hash, which a raw listing uses for "no blob".
+    pub fn null_id(&self) -> &str {
+        &self.null
     }
 
     fn staged(&self) -> Result<Vec<Change>, GitError> {
@@ -252,23 +345,69 @@ impl Repo {
 #[doc(hidden)]
 pub fn parse_log(raw: &[u8], null: &str) -> Vec<Change> {
     let mut out = Vec::new();
-    for chunk in raw.split(|&b| b == 1).skip(1) {
-        let mut fields = chunk.splitn(6, |&b| b == 0);
-        let mut next = || String::from_utf8_lossy(fields.next().unwrap_or_default()).into_owned();
-        let commit = Arc::new(Commit {
-            id: next(),
-            author: next(),
-            email: next(),
-            date: next(),
-            subject: next(),
-        });
-        let rest = fields.next().unwrap_or_default();
-        out.extend(parse_entries(rest, Some(&commit), null));
-    }
-    // Keep the first (introducing) appearance of each blob.
-    let mut first = HashSet::new();
-    out.retain(|c| first.insert(c.blob.clone()));
+    // Reading a slice cannot fail.
+    let _ = each_change(raw, null, |c| out.push(c));
     out
+}
+
+/// [`parse_log`] as the output arrives: each change handed to `f` once its commit is
+/// complete, at the first (introducing) appearance of its blob only. Returns how many.
+pub fn each_change(
+    mut r: impl Read,
+    null: &str,
+    mut f: impl FnMut(Change),
+) -> std::io::Result<usize> {
+    let mut first = HashSet::new();
+    let mut n = 0;
+    let mut commit = |chunk: &[u8]| {
+        for c in parse_commit(chunk, null) {
+            if first.insert(c.blob.clone()) {
+                n += 1;
+                f(c);
+            }
+        }
+    };
+    let mut pending: Vec<u8> = Vec::new();
+    let mut read = vec![0u8; 1 << 16];
+    loop {
+        let got = match r.read(&mut read) {
+            Ok(0) => break,
+            Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let from = pending.len();
+        pending.extend_from_slice(&read[..got]);
+        // Every commit before the last \x01 is complete. What comes before the first \x01
+        // is no commit (and after a drain, nothing does).
+        let Some(last) = pending[from..].iter().rposition(|&b| b == 1) else {
+            continue;
+        };
+        let last = from + last;
+        for chunk in pending[..last].split(|&b| b == 1).skip(1) {
+            commit(chunk);
+        }
+        pending.drain(..last);
+    }
+    for chunk in pending.split(|&b| b == 1).skip(1) {
+        commit(chunk);
+    }
+    Ok(n)
+}
+
+/// One commit's part of the listing (after its \x01): its header, then its raw entries.
+fn parse_commit(chunk: &[u8], null: &str) -> Vec<Change> {
+    let mut fields = chunk.splitn(6, |&b| b == 0);
+    let mut next = || String::from_utf8_lossy(fields.next().unwrap_or_default()).into_owned();
+    let commit = Arc::new(Commit {
+        id: next(),
+        author: next(),
+        email: next(),
+        date: next(),
+        subject: next(),
+    });
+    let rest = fields.next().unwrap_or_default();
+    parse_entries(rest, Some(&commit), null)
 }
 
 /// Raw diff entries (`-z`): `:M M A B S\0path\0`, `:M M A B R90\0from\0to\0` for a rename or
