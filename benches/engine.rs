@@ -66,7 +66,8 @@ fn decode(c: &mut Criterion) {
         let bytes: Vec<u8> = if rng.below(2) == 0 {
             (0..len).map(|_| rng.below(256) as u8).collect()
         } else {
-            rng.chars("abcdefghijklmnopqrstuvwxyz =:_-", len).into_bytes()
+            rng.chars("abcdefghijklmnopqrstuvwxyz =:_-", len)
+                .into_bytes()
         };
         dense.push_str("  value_");
         dense.push_str(&rng.below(1000).to_string());
