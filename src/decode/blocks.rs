@@ -260,7 +260,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            hay.push(if x % 29 == 0 {
+            hay.push(if x.is_multiple_of(29) {
                 b'.'
             } else {
                 b"xY3/"[(x >> 8) as usize % 4]
