@@ -54,6 +54,41 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// The decoded views a scan makes of every input before the engine sees them
+/// (`decode::views`: base64 runs, escapes, percent, UTF-16, ANSI). On source-like text
+/// almost nothing decodes, so this is the cost of looking; on base64-dense text (a
+/// Kubernetes Secret's data, a minified bundle with inline assets) it is the cost of
+/// decoding too. Inputs stay under `decode`'s 16 MiB limit, past which nothing is decoded.
+fn decode(c: &mut Criterion) {
+    let mut g = c.benchmark_group("decode");
+    g.sample_size(10);
+    let mut rng = synth::Rng::new(9);
+    let mut dense = String::new();
+    while dense.len() < 8 << 20 {
+        // Blocks of binary (rejected after decoding) and of text (kept), between YAML names.
+        let len = 16 + rng.below(120);
+        let bytes: Vec<u8> = if rng.below(2) == 0 {
+            (0..len).map(|_| rng.below(256) as u8).collect()
+        } else {
+            rng.chars("abcdefghijklmnopqrstuvwxyz =:_-", len)
+                .into_bytes()
+        };
+        dense.push_str("  value_");
+        dense.push_str(&rng.below(1000).to_string());
+        dense.push_str(": ");
+        dense.push_str(&synth::base64(&bytes));
+        dense.push('\n');
+    }
+    for (name, data) in [
+        ("source-like", source_like(8 << 20)),
+        ("base64-dense", dense.into_bytes()),
+    ] {
+        g.throughput(Throughput::Bytes(data.len() as u64));
+        g.bench_function(name, |b| b.iter(|| leakhound::decode::views(&data)));
+    }
+    g.finish();
+}
+
 /// What a one-event process (an agent hook) pays before it scans: loading the built-in rules
 /// and building an engine, with the embedded keyword DFA (the built-in keywords) and with one
 /// keyword more (the automaton then built at start: the cost before build.rs embedded it).
@@ -89,5 +124,5 @@ fn start(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, start);
+criterion_group!(benches, bench, decode, start);
 criterion_main!(benches);

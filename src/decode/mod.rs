@@ -2,7 +2,10 @@
 //! A view is the decoded bytes plus, for every decoded byte, its offset in the original (and
 //! one more entry: the original end), so a match `[s, e)` in the view is `[map[s], map[e])`.
 
+mod blocks;
 pub mod json;
+
+use blocks::base64_blocks;
 
 /// Decoded bytes and the map back to the original.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -125,17 +128,18 @@ pub fn views(hay: &[u8]) -> Vec<(Encoding, View)> {
         out.extend(inner.into_iter().map(|(e, iv)| (e, compose(&v, &iv))));
         return out;
     }
-    if memchr::memchr(0x1b, hay).is_some() {
+    let leads = Leads::of(hay);
+    if leads.ansi {
         let v = strip_ansi(hay);
         budget = budget.saturating_sub(v.bytes.len());
         out.push((Encoding::Ansi, v));
     }
-    if has_escapes(hay) {
+    if leads.escapes {
         let v = unescape_all(hay);
         budget = budget.saturating_sub(v.bytes.len());
         out.push((Encoding::Escapes, v));
     }
-    if has_percent(hay) {
+    if leads.percent {
         let v = percent(hay);
         budget = budget.saturating_sub(v.bytes.len());
         out.push((Encoding::Percent, v));
@@ -233,10 +237,36 @@ fn utf16(hay: &[u8]) -> Option<View> {
     Some(v)
 }
 
-fn has_escapes(hay: &[u8]) -> bool {
-    memchr::memmem::find(hay, b"\\u").is_some()
-        || memchr::memmem::find(hay, b"\\x").is_some()
-        || memchr::memmem::find(hay, b"\\/").is_some()
+/// Which views a byte that leads an encoding asks for: an ANSI escape (ESC), a string
+/// escape (`\u`, `\x`, `\/`), a percent-encoded byte (`%2B`). Found in one pass over the
+/// input for all three (one `memchr3`, stopping once all are seen), where a search for each
+/// (five passes, three of them `memmem`) cost more than the base64 search beside them.
+#[derive(Debug, Default, PartialEq)]
+struct Leads {
+    ansi: bool,
+    escapes: bool,
+    percent: bool,
+}
+
+impl Leads {
+    fn of(hay: &[u8]) -> Leads {
+        let mut leads = Leads::default();
+        for i in memchr::memchr3_iter(0x1b, b'\\', b'%', hay) {
+            match hay[i] {
+                0x1b => leads.ansi = true,
+                b'\\' => leads.escapes |= matches!(hay.get(i + 1), Some(b'u' | b'x' | b'/')),
+                _ => {
+                    leads.percent |= hay
+                        .get(i + 1..i + 3)
+                        .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+                }
+            }
+            if leads.ansi && leads.escapes && leads.percent {
+                break;
+            }
+        }
+        leads
+    }
 }
 
 /// JSON and Python string escapes decoded everywhere in `hay` (`\uXXXX`, `\xHH`, `\/`, `\n`,
@@ -282,13 +312,6 @@ fn hex_byte(h: Option<&[u8]>) -> Option<u8> {
     }
 }
 
-fn has_percent(hay: &[u8]) -> bool {
-    memchr::memchr_iter(b'%', hay).any(|i| {
-        hay.get(i + 1..i + 3)
-            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
-    })
-}
-
 /// `hay` with its percent-encoding (`%2B`) decoded, for a value read on its own (a query
 /// parameter) rather than scanned as a view.
 pub fn percent_decoded(hay: &[u8]) -> Vec<u8> {
@@ -324,117 +347,6 @@ fn percent(hay: &[u8]) -> View {
     v
 }
 
-/// Base64 alphabet bytes (standard and URL-safe): 1 lowercase, 2 uppercase, 4 digit,
-/// 8 symbol; 0 elsewhere. One table lookup per byte keeps the run search cheap.
-static B64: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        t[i] = if b.is_ascii_lowercase() {
-            1
-        } else if b.is_ascii_uppercase() {
-            2
-        } else if b.is_ascii_digit() {
-            4
-        } else if matches!(b, b'+' | b'/' | b'-' | b'_') {
-            8
-        } else {
-            0
-        };
-        i += 1;
-    }
-    t
-};
-
-/// Base64 runs that decode to mostly printable text, each as a view; recursive.
-fn base64_blocks(hay: &[u8], depth: usize, budget: &mut usize, out: &mut Vec<(Encoding, View)>) {
-    use base64::Engine as _;
-    if depth == 0 {
-        return;
-    }
-    // Probe every MIN_BASE64-th byte: a run that long always contains a probe, and text is
-    // mostly short runs, so most bytes are never looked at.
-    let (mut probe, mut done) = (MIN_BASE64 - 1, 0);
-    while probe < hay.len() && *budget > 0 {
-        if B64[hay[probe] as usize] == 0 {
-            probe += MIN_BASE64;
-            continue;
-        }
-        let (mut start, mut i) = (probe, probe + 1);
-        while start > done && B64[hay[start - 1] as usize] != 0 {
-            start -= 1;
-        }
-        while i < hay.len() && B64[hay[i] as usize] != 0 {
-            i += 1;
-        }
-        done = i;
-        probe = i + MIN_BASE64;
-        let classes = hay[start..i].iter().fold(0, |c, &b| c | B64[b as usize]);
-        // Base64 of text mixes lower, upper and digits; identifiers and words do not.
-        if i - start < MIN_BASE64 || classes & 7 != 7 {
-            continue;
-        }
-        let mut end = i;
-        while end < hay.len() && end < i + 2 && hay[end] == b'=' {
-            end += 1;
-        }
-        let run = &hay[start..i];
-        if run.len() < MIN_BASE64 {
-            continue;
-        }
-        // Unpadded base64 may end in a partial group of 2 or 3 characters; 1 is never valid.
-        let body = if run.len() % 4 == 1 {
-            &run[..run.len() - 1]
-        } else {
-            run
-        };
-        let decoded = if body.iter().any(|b| matches!(b, b'-' | b'_')) {
-            base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(body)
-        } else {
-            base64::engine::general_purpose::STANDARD_NO_PAD.decode(body)
-        };
-        let Ok(bytes) = decoded else { continue };
-        let printable = bytes
-            .iter()
-            .filter(|&&b| (0x20..0x7f).contains(&b) || matches!(b, b'\n' | b'\r' | b'\t'))
-            .count();
-        if bytes.is_empty() || printable * 10 < bytes.len() * 9 {
-            continue;
-        }
-        *budget = budget.saturating_sub(bytes.len());
-        // Decoded byte k comes from the 4-character group k / 3.
-        let mut map: Vec<usize> = (0..bytes.len()).map(|k| start + k / 3 * 4).collect();
-        map.push(start + body.len().max(1).min(end - start));
-        let v = View { bytes, map };
-        let mut inner = Vec::new();
-        base64_blocks(&v.bytes, depth - 1, budget, &mut inner);
-        out.extend(inner.into_iter().map(|(e, iv)| (e, compose(&v, &iv))));
-        out.push((Encoding::Base64, named(hay, start, v)));
-    }
-}
-
-/// A one-line decoded value `v` of the block at `start`, behind the name it is assigned to on
-/// its line (`AWS_SECRET_ACCESS_KEY: <decoded>` for a Kubernetes Secret's data): a value
-/// known by its name alone is found only beside it. Unchanged when the block follows no
-/// `name:` or `name=` (after quotes and spaces) or the value spans lines.
-fn named(hay: &[u8], start: usize, v: View) -> View {
-    let line = memchr::memrchr(b'\n', &hay[..start]).map_or(0, |p| p + 1);
-    let head = &hay[line..start];
-    let sign = head
-        .iter()
-        .rposition(|b| !matches!(b, b' ' | b'\t' | b'"' | b'\''))
-        .map(|i| head[i]);
-    if head.len() > 96 || !matches!(sign, Some(b':' | b'=')) || v.bytes.contains(&b'\n') {
-        return v;
-    }
-    let mut bytes = head.to_vec();
-    bytes.extend_from_slice(&v.bytes);
-    let mut map: Vec<usize> = (line..start).collect();
-    map.extend_from_slice(&v.map);
-    View { bytes, map }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,6 +364,46 @@ mod tests {
         assert_eq!(strip_ansi(b"\x1b(BAKIA x\x1b)0y").bytes, b"AKIA xy");
         assert_eq!(strip_ansi(b"a\x1bPq#0\x1b\\b\x1b_app\x07c").bytes, b"abc");
         assert_eq!(strip_ansi(b"a\x1b(").bytes, b"a");
+    }
+
+    /// The one pass finds what a search for each lead finds, wherever it is and whatever
+    /// comes after it (a lead at the very end has nothing after it).
+    #[test]
+    fn leads_are_found_as_separate_searches_find_them() {
+        let by_search = |hay: &[u8]| Leads {
+            ansi: memchr::memchr(0x1b, hay).is_some(),
+            escapes: [&b"\\u"[..], b"\\x", b"\\/"]
+                .iter()
+                .any(|p| memchr::memmem::find(hay, p).is_some()),
+            percent: hay
+                .windows(3)
+                .any(|w| w[0] == b'%' && w[1..].iter().all(u8::is_ascii_hexdigit)),
+        };
+        let pieces: [&[u8]; 12] = [
+            b"\x1b[0m",
+            b"\\u0041",
+            b"\\x41",
+            b"\\/",
+            b"\\n",
+            b"\\",
+            b"%2B",
+            b"%2",
+            b"%zz",
+            b"%",
+            b"plain text ",
+            b"\x1b",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let hay = [a, b, c].concat();
+                    assert_eq!(Leads::of(&hay), by_search(&hay), "{hay:?}");
+                }
+            }
+        }
+        let hay = [&b"x".repeat(5000)[..], b"\\u", b"%4", b"1"].concat();
+        assert_eq!(Leads::of(&hay), by_search(&hay));
+        assert!(Leads::of(&hay).escapes && Leads::of(&hay).percent);
     }
 
     #[test]
