@@ -63,7 +63,9 @@ impl Engine {
             Vec::new()
         };
         let mut out = Vec::new();
-        let mut hits = Vec::new();
+        // Scratch lists, kept across windows: dense keywords make windows by the hundred
+        // thousand, and an allocation for each showed in the profile.
+        let (mut hits, mut starts) = (Vec::new(), Vec::new());
         let mut i = 0;
         while i < windows.len() {
             let (rule, ws, mut we, hit) = windows[i];
@@ -78,7 +80,7 @@ impl Engine {
             let lo = outside.partition_point(|&(r, h)| (r, h) < (rule, ws));
             let hi = outside.partition_point(|&(r, h)| (r, h) < (rule, we));
             hits.extend(outside[lo..hi].iter().map(|&(_, h)| h));
-            self.confirm_hits(rule, hay, ws, we, &hits, &mut out);
+            self.confirm_hits(rule, hay, ws..we, &hits, &mut starts, &mut out);
         }
         if !glued.is_empty() {
             let mut seen: std::collections::HashSet<(usize, usize, usize)> =
@@ -153,7 +155,7 @@ impl Engine {
             .as_ref()
     }
 
-    /// Confirms `rule` in the window `start..end` around keyword `hits`: where the rule's
+    /// Confirms `rule` in `window` around keyword `hits`: where the rule's
     /// matches start at a known offset before a hit ([`Confirmer::starts`]), by an anchored
     /// search at each such start, which finds what [`Engine::confirm`]'s search of the whole
     /// window finds (the leftmost match, then the next after it) at a fraction of the bytes
@@ -162,11 +164,12 @@ impl Engine {
         &self,
         rule: usize,
         hay: &[u8],
-        start: usize,
-        end: usize,
+        window: std::ops::Range<usize>,
         hits: &[usize],
+        starts: &mut Vec<usize>,
         out: &mut Vec<Match>,
     ) {
+        let (start, end) = (window.start, window.end);
         let Some(confirmer) = self.confirmer(rule) else {
             return;
         };
@@ -174,16 +177,17 @@ impl Engine {
             return self.confirm(rule, hay, start, end, out);
         };
         let group = self.compiled[rule].group;
-        let mut starts: Vec<usize> = hits
-            .iter()
-            .flat_map(|&h| offsets.iter().filter_map(move |&d| h.checked_sub(d)))
-            .filter(|&s| s >= start)
-            .collect();
+        starts.clear();
+        starts.extend(
+            hits.iter()
+                .flat_map(|&h| offsets.iter().filter_map(move |&d| h.checked_sub(d)))
+                .filter(|&s| s >= start),
+        );
         starts.sort_unstable();
         starts.dedup();
         let mut slots = Slots::new(group);
         let mut at = start;
-        for s in starts {
+        for &s in starts.iter() {
             if s < at {
                 continue;
             }
