@@ -2,9 +2,10 @@
 //! masker, again on a token glued to the text before it), then the filters, companions and
 //! overlaps that turn raw matches into findings' matches.
 
-use super::{build_regex, reject, Engine, Match, CHUNK};
+use super::{build_regex, reject, Confirmer, Engine, Match, CHUNK};
+use crate::rules::MAX_WINDOW;
 use rayon::prelude::*;
-use regex_automata::{util::primitives::NonMaxUsize, Input};
+use regex_automata::{meta, util::primitives::NonMaxUsize, Anchored, Input};
 
 impl Engine {
     /// Find every secret in `hay`.
@@ -36,7 +37,8 @@ impl Engine {
     pub fn candidates(&self, hay: &[u8], range: std::ops::Range<usize>) -> Vec<Match> {
         // A keyword that starts in range may end past it.
         let end = (range.end + self.longest_keyword).min(hay.len());
-        let mut windows: Vec<(usize, usize, usize)> = Vec::new();
+        // (rule, window start, window end, keyword hit)
+        let mut windows: Vec<(usize, usize, usize, usize)> = Vec::new();
         let mut glued: Vec<(usize, usize, usize)> = Vec::new();
         self.keywords
             .for_each(hay, range.start..end, &mut |k, start, kend| {
@@ -46,23 +48,39 @@ impl Engine {
                 let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
                 for &r in &self.keyword_rules[k] {
                     let w = self.compiled[r].window;
-                    windows.push((r, kend.saturating_sub(w), (start + w).min(hay.len())));
+                    windows.push((r, kend.saturating_sub(w), (start + w).min(hay.len()), start));
                     if is_glued && !self.rules[r].generic {
                         glued.push((r, start, (start + w).min(hay.len())));
                     }
                 }
             });
         windows.sort_unstable();
+        // A chunk's windows reach past its range, and a match there may start at a keyword
+        // of the chunk before or after: their hits are starts to try, not windows.
+        let outside = if range.start > 0 || range.end < hay.len() {
+            self.hits_around(hay, &range)
+        } else {
+            Vec::new()
+        };
         let mut out = Vec::new();
+        // Scratch lists, kept across windows: dense keywords make windows by the hundred
+        // thousand, and an allocation for each showed in the profile.
+        let (mut hits, mut starts) = (Vec::new(), Vec::new());
         let mut i = 0;
         while i < windows.len() {
-            let (rule, ws, mut we) = windows[i];
+            let (rule, ws, mut we, hit) = windows[i];
+            hits.clear();
+            hits.push(hit);
             i += 1;
             while i < windows.len() && windows[i].0 == rule && windows[i].1 <= we {
                 we = we.max(windows[i].2);
+                hits.push(windows[i].3);
                 i += 1;
             }
-            self.confirm(rule, hay, ws, we, &mut out);
+            let lo = outside.partition_point(|&(r, h)| (r, h) < (rule, ws));
+            let hi = outside.partition_point(|&(r, h)| (r, h) < (rule, we));
+            hits.extend(outside[lo..hi].iter().map(|&(_, h)| h));
+            self.confirm_hits(rule, hay, ws..we, &hits, &mut starts, &mut out);
         }
         if !glued.is_empty() {
             let mut seen: std::collections::HashSet<(usize, usize, usize)> =
@@ -71,6 +89,22 @@ impl Engine {
                 self.confirm_glued(rule, hay, start, end, &mut seen, &mut out);
             }
         }
+        out
+    }
+
+    /// The keyword hits (rule, start) within a window's reach of `range` but outside it,
+    /// sorted: where a match in one of the range's windows may start.
+    fn hits_around(&self, hay: &[u8], range: &std::ops::Range<usize>) -> Vec<(usize, usize)> {
+        let reach = MAX_WINDOW + self.longest_keyword;
+        let from = range.start.saturating_sub(reach);
+        let to = (range.end + reach).min(hay.len());
+        let mut out = Vec::new();
+        self.keywords.for_each(hay, from..to, &mut |k, start, _| {
+            if !range.contains(&start) {
+                out.extend(self.keyword_rules[k].iter().map(|&r| (r, start)));
+            }
+        });
+        out.sort_unstable();
         out
     }
 
@@ -114,45 +148,69 @@ impl Engine {
         out
     }
 
-    fn confirm(&self, rule: usize, hay: &[u8], start: usize, end: usize, out: &mut Vec<Match>) {
+    fn confirmer(&self, rule: usize) -> Option<&Confirmer> {
         let c = &self.compiled[rule];
-        let Some(regex) = c
-            .regex
-            .get_or_init(|| build_regex(&c.pattern, self.startup).ok())
+        c.regex
+            .get_or_init(|| build_regex(&c.pattern, &self.rules[rule].keywords, self.startup).ok())
             .as_ref()
-        else {
+    }
+
+    /// Confirms `rule` in `window` around keyword `hits`: where the rule's
+    /// matches start at a known offset before a hit ([`Confirmer::starts`]), by an anchored
+    /// search at each such start, which finds what [`Engine::confirm`]'s search of the whole
+    /// window finds (the leftmost match, then the next after it) at a fraction of the bytes
+    /// read; otherwise by that search.
+    fn confirm_hits(
+        &self,
+        rule: usize,
+        hay: &[u8],
+        window: std::ops::Range<usize>,
+        hits: &[usize],
+        starts: &mut Vec<usize>,
+        out: &mut Vec<Match>,
+    ) {
+        let (start, end) = (window.start, window.end);
+        let Some(confirmer) = self.confirmer(rule) else {
             return;
         };
-        // Rules rarely have more than a few groups; the array avoids an allocation per call.
-        let mut buf = [None::<NonMaxUsize>; 16];
-        let mut heap;
-        let slots: &mut [Option<NonMaxUsize>] = if 2 * (c.group + 1) <= buf.len() {
-            &mut buf[..2 * (c.group + 1)]
-        } else {
-            heap = vec![None; 2 * (c.group + 1)];
-            &mut heap
+        let Some(offsets) = confirmer.starts.as_deref() else {
+            return self.confirm(rule, hay, start, end, out);
         };
+        let group = self.compiled[rule].group;
+        starts.clear();
+        starts.extend(
+            hits.iter()
+                .flat_map(|&h| offsets.iter().filter_map(move |&d| h.checked_sub(d)))
+                .filter(|&s| s >= start),
+        );
+        starts.sort_unstable();
+        starts.dedup();
+        let mut slots = Slots::new(group);
+        let mut at = start;
+        for &s in starts.iter() {
+            if s < at {
+                continue;
+            }
+            let input = Input::new(hay).range(s..end).anchored(Anchored::Yes);
+            if let Some((ms, me)) = search(&confirmer.regex, &input, rule, group, &mut slots, out) {
+                at = if me > ms { me } else { me + 1 };
+            }
+        }
+    }
+
+    fn confirm(&self, rule: usize, hay: &[u8], start: usize, end: usize, out: &mut Vec<Match>) {
+        let Some(confirmer) = self.confirmer(rule) else {
+            return;
+        };
+        let group = self.compiled[rule].group;
+        let mut slots = Slots::new(group);
         let mut at = start;
         while at <= end {
             let input = Input::new(hay).range(at..end);
-            if regex.search_slots(&input, slots).is_none() {
-                break;
-            }
-            let (Some(ms), Some(me)) = (slots[0], slots[1]) else {
+            let Some((ms, me)) = search(&confirmer.regex, &input, rule, group, &mut slots, out)
+            else {
                 break;
             };
-            let (ms, me) = (ms.get(), me.get());
-            if let (Some(s), Some(e)) = (slots[2 * c.group], slots[2 * c.group + 1]) {
-                if e.get() > s.get() {
-                    out.push(Match {
-                        start: s.get(),
-                        end: e.get(),
-                        rule,
-                        match_start: ms,
-                        match_end: me,
-                    });
-                }
-            }
             at = if me > ms { me } else { me + 1 };
         }
     }
@@ -210,6 +268,58 @@ impl Engine {
         }
         out
     }
+}
+
+/// Capture slots for a rule's groups up to its `secret` group. Rules rarely have more than a
+/// few groups; the array avoids an allocation per search.
+enum Slots {
+    Inline([Option<NonMaxUsize>; 16], usize),
+    Heap(Vec<Option<NonMaxUsize>>),
+}
+
+impl Slots {
+    fn new(group: usize) -> Slots {
+        let n = 2 * (group + 1);
+        if n <= 16 {
+            Slots::Inline([None; 16], n)
+        } else {
+            Slots::Heap(vec![None; n])
+        }
+    }
+
+    fn get(&mut self) -> &mut [Option<NonMaxUsize>] {
+        match self {
+            Slots::Inline(a, n) => &mut a[..*n],
+            Slots::Heap(v) => v,
+        }
+    }
+}
+
+/// One search of `input`: the match's span, with its `secret` group pushed to `out` when
+/// that group took part and is not empty.
+fn search(
+    regex: &meta::Regex,
+    input: &Input<'_>,
+    rule: usize,
+    group: usize,
+    slots: &mut Slots,
+    out: &mut Vec<Match>,
+) -> Option<(usize, usize)> {
+    let slots = slots.get();
+    regex.search_slots(input, slots)?;
+    let (ms, me) = (slots[0]?.get(), slots[1]?.get());
+    if let (Some(s), Some(e)) = (slots[2 * group], slots[2 * group + 1]) {
+        if e.get() > s.get() {
+            out.push(Match {
+                start: s.get(),
+                end: e.get(),
+                rule,
+                match_start: ms,
+                match_end: me,
+            });
+        }
+    }
+    Some((ms, me))
 }
 
 /// The longest span of `ms`.
