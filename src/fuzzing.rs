@@ -9,7 +9,7 @@ use crate::decode::View;
 use crate::engine::Engine;
 use crate::policy::Policy;
 use crate::scan::Scanner;
-use crate::source::{Blob, Data, Provenance};
+use crate::source::{Blob, Provenance};
 use std::sync::{Arc, Mutex};
 
 /// A target: the name of its corpus directory (`fuzz/corpus/<name>/`) and its body.
@@ -118,7 +118,7 @@ pub fn notebook(data: &[u8]) {
             path: "fuzz.ipynb".into(),
             variable: None,
         },
-        data: Data::Owned(data.to_vec()),
+        data: data.to_vec(),
     };
     check_findings(&s.blob(&blob), data.len());
     let (out, _, valid) = crate::filter::redact_notebook(s.engine(), data);
@@ -238,7 +238,7 @@ pub fn engine(data: &[u8]) {
             path: path.into(),
             variable: None,
         },
-        data: Data::Owned(data.to_vec()),
+        data: data.to_vec(),
     };
     check_findings(&s.blob(&blob), data.len());
 }

@@ -4,7 +4,7 @@
 use super::admit::{self, Admission, Admit};
 use super::run::{self, Run};
 use super::{Archives, Scanner};
-use crate::source::{self, archive::Event, Blob, Data, Provenance};
+use crate::source::{self, archive::Event, Blob, Provenance};
 
 impl Scanner {
     /// Each file inside an archive held whole.
@@ -37,7 +37,7 @@ impl Scanner {
             Event::File { path, data } => {
                 let blob = Blob {
                     provenance: provenance(path),
-                    data: Data::Owned(data),
+                    data,
                 };
                 self.file(run, blob, &opts);
             }

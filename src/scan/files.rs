@@ -6,7 +6,7 @@ use super::content::STREAM_CHUNK;
 use super::{run::Run, ScanResults, Scanner};
 use crate::model::Warning;
 use crate::source::fs::{self, Event, Reader};
-use crate::source::{self, Blob, Data, Provenance};
+use crate::source::{self, Blob, Provenance};
 use std::io::Read;
 
 impl Scanner {
@@ -105,7 +105,7 @@ impl Scanner {
         if head.len() <= STREAM_CHUNK {
             let blob = Blob {
                 provenance,
-                data: Data::Owned(head),
+                data: head,
             };
             self.file(&run, blob, &opts);
             return Ok(run.finish());

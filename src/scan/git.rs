@@ -6,7 +6,7 @@
 use super::admit::{Admit, Skip};
 use super::{run::Run, ScanResults, Scanner};
 use crate::model::{Shard, Warning};
-use crate::source::{git, Blob, Data, Provenance};
+use crate::source::{git, Blob, Provenance};
 use std::path::PathBuf;
 
 /// Blobs a git worker asks for at once: enough to keep git's pipe full, few enough that
@@ -204,7 +204,7 @@ impl Scanner {
                 output: None,
                 field: None,
             },
-            data: Data::Owned(data),
+            data,
         };
         // An archive committed is new content as a whole: every file in it is scanned (the
         // admission opens it and files what it holds).

@@ -6,7 +6,7 @@ use super::admit::{Admit, Skip};
 use super::run::{self, Run};
 use super::{ScanResults, Scanner};
 use crate::model::{ImageLayers, Shard, ShardNotes, Warning, Whiteouts};
-use crate::source::{image, Blob, Data, Provenance};
+use crate::source::{image, Blob, Provenance};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -47,7 +47,7 @@ impl Scanner {
                         for (field, text) in fields {
                             let blob = Blob {
                                 provenance: at(&img, None, field),
-                                data: Data::Owned(text.into_bytes()),
+                                data: text.into_bytes(),
                             };
                             self.file(&run, blob, &admit);
                         }
@@ -157,7 +157,7 @@ impl Scanner {
             image::LayerEvent::File { path, data } => {
                 let blob = Blob {
                     provenance: at(img, Some(i), path),
-                    data: Data::Owned(data),
+                    data,
                 };
                 self.file(run, blob, admit);
             }

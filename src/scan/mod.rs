@@ -21,7 +21,7 @@ mod run;
 use crate::engine::Engine;
 use crate::model::{Finding, ShardNotes, Summary, Warning};
 use crate::policy::Policy;
-use crate::source::{self, Blob, Data};
+use crate::source::{self, Blob};
 use admit::{Admission, Admit, Nul};
 use run::Run;
 use std::collections::HashMap;
@@ -197,8 +197,7 @@ impl Scanner {
                 None
             }
             Admission::Scan(how) => {
-                let Data::Owned(bytes) = &mut blob.data;
-                how.nul.apply(bytes);
+                how.nul.apply(&mut blob.data);
                 let found = self.content(run, &blob, how.form);
                 Some((blob, found, how.nul))
             }
@@ -331,11 +330,11 @@ mod tests {
         };
         let whole = |provenance| Blob {
             provenance,
-            data: Data::Owned(bytes.to_vec()),
+            data: bytes.to_vec(),
         };
         let packed = |provenance| Blob {
             provenance,
-            data: Data::Owned(gz(bytes)),
+            data: gz(bytes),
         };
         vec![
             ("a file", whole(file(format!("deploy/{name}")))),

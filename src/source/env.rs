@@ -6,7 +6,7 @@
 //! the rules (`AWS_SECRET_ACCESS_KEY=...`, `*_TOKEN=...`), and each line maps back to its
 //! variable.
 
-use super::{Blob, Data, Provenance};
+use super::{Blob, Provenance};
 
 /// Variables of one environment, in order.
 pub struct Environment {
@@ -88,7 +88,7 @@ impl Environment {
             provenance: Provenance::Stream {
                 name: self.origin.clone(),
             },
-            data: Data::Owned(text),
+            data: text,
         }
     }
 

@@ -8,7 +8,7 @@
 //! device swapped in after the listing is refused, never read; one named on the command line
 //! is read with a time bound.
 
-use super::{Blob, Data, Provenance};
+use super::{Blob, Provenance};
 use crate::model::Shard;
 use ignore::{WalkBuilder, WalkState};
 use std::fs::File;
@@ -427,10 +427,7 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
             size,
         });
     }
-    Event::Blob(Blob {
-        provenance,
-        data: Data::Owned(data),
-    })
+    Event::Blob(Blob { provenance, data })
 }
 
 pub fn display_path(p: &Path) -> String {

@@ -9,7 +9,7 @@
 //! and pairs them as it does a `curl` of the same endpoint printed by an interpreter.
 
 use super::env::Environment;
-use super::{Blob, Data, Provenance};
+use super::{Blob, Provenance};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -246,7 +246,7 @@ fn blob(name: &str, body: Vec<u8>) -> Blob {
         provenance: Provenance::Stream {
             name: name.to_string(),
         },
-        data: Data::Owned(body),
+        data: body,
     }
 }
 
