@@ -50,32 +50,18 @@ pub(super) fn starts(hir: &Hir, keywords: &[String]) -> Option<Box<[usize]>> {
 fn fold_case(hir: &Hir) -> Hir {
     match hir.kind() {
         HirKind::Class(Class::Bytes(c)) => {
-            let r = c.ranges();
-            match r {
-                [a, b]
-                    if a.start() == a.end()
-                        && b.start() == b.end()
-                        && a.start().is_ascii_uppercase()
-                        && b.start() == a.start().to_ascii_lowercase() =>
-                {
-                    Hir::literal([b.start()])
-                }
-                _ => hir.clone(),
-            }
+            let r = c
+                .ranges()
+                .iter()
+                .map(|r| (u32::from(r.start()), u32::from(r.end())));
+            one_letter(r).map_or_else(|| hir.clone(), |b| Hir::literal([b]))
         }
         HirKind::Class(Class::Unicode(c)) => {
-            let r = c.ranges();
-            match r {
-                [a, b]
-                    if a.start() == a.end()
-                        && b.start() == b.end()
-                        && a.start().is_ascii_uppercase()
-                        && b.start() == a.start().to_ascii_lowercase() =>
-                {
-                    Hir::literal([b.start() as u8])
-                }
-                _ => hir.clone(),
-            }
+            let r = c
+                .ranges()
+                .iter()
+                .map(|r| (u32::from(r.start()), u32::from(r.end())));
+            one_letter(r).map_or_else(|| hir.clone(), |b| Hir::literal([b]))
         }
         HirKind::Empty | HirKind::Literal(_) | HirKind::Look(_) => hir.clone(),
         HirKind::Repetition(r) => Hir::repetition(regex_syntax::hir::Repetition {
@@ -89,6 +75,17 @@ fn fold_case(hir: &Hir) -> Hir {
         HirKind::Concat(hs) => Hir::concat(hs.iter().map(fold_case).collect()),
         HirKind::Alternation(hs) => Hir::alternation(hs.iter().map(fold_case).collect()),
     }
+}
+
+/// The lowercase letter, when a class's ranges (as code points) are exactly one ASCII letter
+/// in both cases: `[Aa]`, as `(?i)a` is parsed.
+fn one_letter(mut ranges: impl Iterator<Item = (u32, u32)>) -> Option<u8> {
+    let (upper, lower) = (ranges.next()?, ranges.next()?);
+    if ranges.next().is_some() || upper.0 != upper.1 || lower.0 != lower.1 {
+        return None;
+    }
+    let u = u8::try_from(upper.0).ok().filter(u8::is_ascii_uppercase)?;
+    (u32::from(u.to_ascii_lowercase()) == lower.0).then(|| u.to_ascii_lowercase())
 }
 
 #[cfg(test)]
