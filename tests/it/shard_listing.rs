@@ -36,6 +36,23 @@ fn walks(line: &str) -> bool {
     line.split(' ').any(|a| a == "log" || a == "rev-list")
 }
 
+/// `git TARGET --write-listing LISTING` through `c`, which must succeed.
+fn write_listing(mut c: Command, target: &[&str], listing: &Path) {
+    let o = c
+        .arg("git")
+        .args(target)
+        .arg("--write-listing")
+        .arg(listing)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 fn with_path(c: &mut Command, bin: &Path) {
     let path = std::env::var("PATH").unwrap_or_default();
     c.env("PATH", format!("{}:{path}", bin.display()));
@@ -53,17 +70,7 @@ fn shards_read_one_listing_and_never_walk_the_history_again() {
     let repo = dir.display().to_string();
     let mut w = lh(&sb);
     with_path(&mut w, &bin);
-    let o = w
-        .args(["git", &repo, "--write-listing"])
-        .arg(&listing)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    write_listing(w, &[&repo], &listing);
     // The wrapper is in use, and the one walk is the listing's.
     let written = std::fs::read_to_string(&calls).unwrap();
     assert_eq!(written.lines().filter(|l| walks(l)).count(), 1, "{written}");
@@ -90,17 +97,7 @@ fn a_stale_foreign_altered_or_truncated_listing_is_refused() {
     crate::history::generate(&dir, 20, 29).unwrap();
     crate::history::generate(&other, 10, 31).unwrap();
     let listing = sb.path("l.listing");
-    let o = lh(&sb)
-        .args(["git", &dir.display().to_string(), "--write-listing"])
-        .arg(&listing)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    write_listing(lh(&sb), &[&dir.display().to_string()], &listing);
     let good = std::fs::read(&listing).unwrap();
     let run = |repo: &Path, file: &Path, extra: &[&str]| {
         let o = lh(&sb)
@@ -162,17 +159,7 @@ fn one_listing_covers_a_target_list() {
     crate::history::generate(&c, 10, 43).unwrap();
     sb.write("repos.txt", format!("{}\n{}\n", a.display(), b.display()));
     let listing = sb.path("org.listing");
-    let o = lh(&sb)
-        .args(["git", "--targets", "repos.txt", "--write-listing"])
-        .arg(&listing)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    write_listing(lh(&sb), &["--targets", "repos.txt"], &listing);
     let listed = listing.display().to_string();
     let (whole, _) =
         shards_equal_whole_with(&sb, &["git", "--targets", "repos.txt"], &[2], &|cmd| {
