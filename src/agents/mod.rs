@@ -175,10 +175,6 @@ impl Agent {
         }
     }
 
-    pub fn from_name(s: &str) -> Option<Agent> {
-        Agent::ALL.into_iter().find(|a| a.name() == s)
-    }
-
     /// Every event `leakhound hook` answers for this agent: the installed ones first, in the
     /// order they are written.
     pub fn events(self) -> &'static [Event] {

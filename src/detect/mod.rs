@@ -178,21 +178,12 @@ impl Detection {
     }
 }
 
-/// Mask every finding's context by value: each secret of `findings` and `others` (the
-/// suppressed ones, say) wherever it appears in any context of the run, pieces of one cut
-/// off at a context's edge too, and any run that looks generated. A notebook line whose
-/// metadata holds a token must not show an AWS secret found in another file.
-pub fn mask_contexts(findings: &mut [Finding], others: &[Finding]) {
-    let mut known = Known::new();
-    for f in findings.iter().chain(others).filter(|f| !f.public) {
-        known.add(f.secret.bytes(), 0);
-    }
-    mask_contexts_with(findings, &mut known);
-}
-
-/// Mask every finding's context with the values `known` holds (and any run that looks
-/// generated), as [`mask_contexts`] does with a run's own.
-pub fn mask_contexts_with(findings: &mut [Finding], known: &mut Known) {
+/// Mask every finding's context by value: each secret `known` holds (a run's findings,
+/// suppressed ones and those left out for their confidence; a stream's values so far)
+/// wherever it appears in any context, pieces of one cut off at a context's edge too, and
+/// any run that looks generated. A notebook line whose metadata holds a token must not show
+/// an AWS secret found in another file.
+pub fn mask_contexts(findings: &mut [Finding], known: &mut Known) {
     for f in findings.iter_mut() {
         let text = f.context.text().as_bytes();
         let mut spans: Vec<(usize, usize)> = known
