@@ -84,8 +84,13 @@ pub fn git(a: GitSettings) -> Result<i32> {
         .scan(|sc| sc.git(&dirs, &opts, &print_warning))
         // Only a run of one repository fails on it: name it.
         .with_context(|| dirs[0].0.display().to_string())?;
-    // As before the scan let go of findings below the report's confidence: they are counted.
-    let n = outcome.findings.len() + outcome.left_out.count as usize;
+    // What the report shows: those below its confidence are left out of the count too.
+    let min = s.min_confidence();
+    let n = outcome
+        .findings
+        .iter()
+        .filter(|f| f.confidence >= min)
+        .count();
     let code = s.deliver(noted(outcome, shard))?;
     if staged && code == EXIT_FINDINGS {
         eprintln!(

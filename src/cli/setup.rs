@@ -329,6 +329,11 @@ impl Session {
     }
 
     /// Hand the outcome to the stages after the scan; the exit code.
+    /// The report's `--min-confidence`: what it leaves out.
+    pub fn min_confidence(&self) -> crate::rules::Confidence {
+        self.settings.min_confidence
+    }
+
     pub fn deliver(mut self, mut o: ScanResults) -> Result<i32> {
         let r = &self.settings;
         list_scanned(r.list_scanned.as_deref(), &o)?;

@@ -213,6 +213,30 @@ fn since_reports_only_lines_the_range_added() {
     assert!(bad.stderr.contains("no-such-branch"), "{}", bad.stderr);
 }
 
+/// "commit blocked: N" counts what the report shows: a value found only at `low` (a
+/// password by its name alone) is left out of the report and of the count alike.
+#[test]
+fn a_blocked_commit_counts_only_the_reported_secrets() {
+    let r = Repo::new();
+    let (_, line) = ghp_line(6);
+    r.write(
+        "b.env",
+        &format!("{line}db_password = \"Quartz-Lamp-93\"\n"),
+    );
+    r.git(&["add", "b.env"]);
+    let shown = r.findings(&["--staged"], 1).len();
+    let all = r
+        .findings(&["--staged", "--min-confidence", "low"], 1)
+        .len();
+    assert!(
+        all > shown,
+        "the password is not found at low: {all} / {shown}"
+    );
+    let human = r.leakhound(&["git", "--staged"]);
+    let said = format!("commit blocked: {shown} secret(s)");
+    assert!(human.stderr.contains(&said), "{}", human.stderr);
+}
+
 #[test]
 fn staged_scans_the_index_not_the_work_tree() {
     let r = Repo::new();
