@@ -1,7 +1,7 @@
 //! JSON (one document with findings, warnings and a summary) and JSON Lines (one finding a
 //! line). Secrets are redacted unless the report says to show them.
 
-use super::Report;
+use super::{Report, Seq};
 use crate::model::{
     random_salt, BaselineEntry, BaselineKdf, Finding, Record, ShardNotes, Summary, Warning,
 };
@@ -28,7 +28,7 @@ pub(super) fn write_document(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let doc = Document {
-        findings: Seq(std::cell::RefCell::new(Some(findings))),
+        findings: Seq::new(findings),
         warnings,
         summary,
         notes,
@@ -62,19 +62,6 @@ impl<I: Iterator<Item = Record>> serde::Serialize for Document<'_, I> {
             m.serialize_entry("shard", n)?;
         }
         m.end()
-    }
-}
-
-/// A sequence serialized from an iterator, one element at a time; taken when serialized
-/// (an iterator goes once).
-struct Seq<I>(std::cell::RefCell<Option<I>>);
-
-impl<I: Iterator<Item = Record>> serde::Serialize for Seq<I> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0.borrow_mut().take() {
-            Some(items) => s.collect_seq(items),
-            None => Err(serde::ser::Error::custom("a sequence is written once")),
-        }
     }
 }
 

@@ -295,8 +295,7 @@ impl Merger {
                 }
             }
             Format::Sarif => {
-                serde_json::to_writer_pretty(&mut *out, &self.sarif(&entries, &known))?;
-                writeln!(out)?;
+                self.sarif(&entries, &known, out)?;
             }
             Format::Human => {
                 for (_, e) in &entries {
@@ -362,14 +361,17 @@ impl Merger {
         v
     }
 
-    fn sarif(&self, entries: &[(&String, &Entry)], known: &[&str]) -> Value {
+    fn sarif(
+        &self,
+        entries: &[(&String, &Entry)],
+        known: &[&str],
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         let rules: BTreeMap<&str, &str> = entries
             .iter()
             .map(|(_, e)| (e.rule.as_str(), e.name.as_str()))
             .collect();
-        let results: Vec<Value> = entries
-            .iter()
-            .map(|(fp, e)| {
+        let results = entries.iter().map(|(fp, e)| {
                 json!({
                     "ruleId": e.rule,
                     "level": "error",
@@ -382,13 +384,12 @@ impl Merger {
                         },
                     })).collect::<Vec<_>>(),
                 })
-            })
-            .collect();
+            });
         let rules = rules
             .iter()
             .map(|(id, name)| json!({"id": id, "name": name, "shortDescription": {"text": name}}))
             .collect();
-        super::sarif::document(rules, results)
+        super::sarif::write_document(rules, results, out)
     }
 }
 

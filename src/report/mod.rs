@@ -139,3 +139,26 @@ pub fn mask_known_text(s: &str, known: &[&str]) -> String {
     }
     s
 }
+
+/// A sequence serialized from an iterator, one element at a time, so that a report's
+/// findings are written without a whole document of them in memory first. Taken when
+/// serialized: an iterator goes once.
+pub(super) struct Seq<I>(std::cell::RefCell<Option<I>>);
+
+impl<I> Seq<I> {
+    pub(super) fn new(items: I) -> Seq<I> {
+        Seq(std::cell::RefCell::new(Some(items)))
+    }
+}
+
+impl<I: Iterator> serde::Serialize for Seq<I>
+where
+    I::Item: serde::Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.borrow_mut().take() {
+            Some(items) => s.collect_seq(items),
+            None => Err(serde::ser::Error::custom("a sequence is written once")),
+        }
+    }
+}

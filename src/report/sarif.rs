@@ -9,12 +9,9 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 pub(super) fn write(r: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let findings: Vec<Record> = r
-        .findings
-        .iter()
-        .map(|f| f.record(r.show_secrets))
-        .collect();
-    write_records(&findings, r.rules, out)
+    let ids = r.findings.iter().map(|f| f.rule_id.as_str());
+    let records = r.findings.iter().map(|f| f.record(r.show_secrets));
+    write_stream(ids, records, r.rules, out)
 }
 
 /// The SARIF of findings as records: a scan's, or shards' merged, so that both are one
@@ -24,10 +21,23 @@ pub(super) fn write_records(
     rules: &[Rule],
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let ids = findings.iter().map(|f| f.rule.as_str());
+    write_stream(ids, findings.iter().cloned(), rules, out)
+}
+
+/// The document of `records`, whose rule ids in order are `ids`: each result made and
+/// written as its turn comes. A document built whole first (a `Value` of every result)
+/// held a large run's findings twice over until it was written.
+fn write_stream<'r>(
+    ids: impl Iterator<Item = &'r str>,
+    records: impl Iterator<Item = Record>,
+    rules: &[Rule],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut used: BTreeMap<&str, usize> = BTreeMap::new();
-    for f in findings {
+    for id in ids {
         let next = used.len();
-        used.entry(&f.rule).or_insert(next);
+        used.entry(id).or_insert(next);
     }
     let mut described: Vec<(usize, Value)> = rules
         .iter()
@@ -48,56 +58,96 @@ pub(super) fn write_records(
         })
         .collect();
     described.sort_by_key(|(i, _)| *i);
-    let results: Vec<Value> = findings
-        .iter()
-        .map(|f| {
-            let mut result = json!({
-                "ruleId": f.rule,
-                "ruleIndex": used[f.rule.as_str()],
-                "level": "error",
-                // SARIF's 0-100 relevance, so a viewer can sort high-confidence results first.
-                "rank": rank(f.confidence),
-                "message": {"text": format!("{} found: {}", f.name, f.secret)},
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": uri(&f.path)},
-                        "region": {
-                            "startLine": f.line,
-                            "startColumn": f.column,
-                            "endLine": f.end_line,
-                            "snippet": {"text": f.context},
-                        }
-                    }
-                }],
-                "partialFingerprints": {"leakhound/v1": f.fingerprint},
-            });
-            if let Some(p) = properties(f) {
-                result["properties"] = p;
+    let results = records.map(|f| result(&f, used[f.rule.as_str()]));
+    let rules = described.into_iter().map(|(_, v)| v).collect();
+    write_document(rules, results, out)
+}
+
+/// One finding's result; `index` is its rule's in the driver's list.
+fn result(f: &Record, index: usize) -> Value {
+    let mut result = json!({
+        "ruleId": f.rule,
+        "ruleIndex": index,
+        "level": "error",
+        // SARIF's 0-100 relevance, so a viewer can sort high-confidence results first.
+        "rank": rank(f.confidence),
+        "message": {"text": format!("{} found: {}", f.name, f.secret)},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": uri(&f.path)},
+                "region": {
+                    "startLine": f.line,
+                    "startColumn": f.column,
+                    "endLine": f.end_line,
+                    "snippet": {"text": f.context},
+                }
             }
-            result
-        })
-        .collect();
-    let doc = document(described.into_iter().map(|(_, v)| v).collect(), results);
+        }],
+        "partialFingerprints": {"leakhound/v1": f.fingerprint},
+    });
+    if let Some(p) = properties(f) {
+        result["properties"] = p;
+    }
+    result
+}
+
+/// One run of leakhound with the driver's `rules` and the `results`, each written as its
+/// turn comes: the document every SARIF leakhound writes (a scan's report, a merge of
+/// reports) is.
+pub(super) fn write_document(
+    rules: Vec<Value>,
+    results: impl Iterator<Item = Value>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let doc = Document {
+        rules,
+        results: super::Seq::new(results),
+    };
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
 
-/// One run of leakhound with the driver's `rules` and the `results`: the document every
-/// SARIF leakhound writes (a scan's report, a merge of reports) is.
-pub(super) fn document(rules: Vec<Value>, results: Vec<Value>) -> Value {
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "leakhound",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    })
+/// [`write_document`]'s document, its results serialized from an iterator.
+struct Document<I> {
+    rules: Vec<Value>,
+    results: super::Seq<I>,
+}
+
+impl<I: Iterator<Item = Value>> serde::Serialize for Document<I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let driver = json!({
+            "name": "leakhound",
+            "version": env!("CARGO_PKG_VERSION"),
+            "rules": self.rules,
+        });
+        let run = Run {
+            driver: &driver,
+            results: &self.results,
+        };
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("$schema", "https://json.schemastore.org/sarif-2.1.0.json")?;
+        m.serialize_entry("version", "2.1.0")?;
+        m.serialize_entry("runs", &[run])?;
+        m.end()
+    }
+}
+
+/// The one run: `{"tool": {"driver": …}, "columnKind": …, "results": […]}`.
+struct Run<'a, I> {
+    driver: &'a Value,
+    results: &'a super::Seq<I>,
+}
+
+impl<I: Iterator<Item = Value>> serde::Serialize for Run<'_, I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("tool", &json!({ "driver": self.driver }))?;
+        m.serialize_entry("columnKind", "unicodeCodePoints")?;
+        m.serialize_entry("results", self.results)?;
+        m.end()
+    }
 }
 
 fn rank(confidence: Option<Confidence>) -> f64 {
