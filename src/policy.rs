@@ -342,6 +342,12 @@ impl Policy {
             || (!self.stopwords.is_empty() && crate::engine::has_stopword(secret, &self.stopwords))
     }
 
+    /// Whether there is a baseline at all: without one, [`Policy::in_baseline`] is false
+    /// whatever the finding.
+    pub fn has_baseline(&self) -> bool {
+        !self.baseline.is_empty()
+    }
+
     /// Whether the baseline accepts finding `f`.
     pub fn in_baseline(&self, f: &crate::model::Finding) -> bool {
         self.baseline

@@ -125,6 +125,10 @@ impl Detection {
     /// In UTF-16 text every decoded match is in the text a person reads (nested views are
     /// made from it): `allowed` reads that text, and lines, columns and contexts are its own,
     /// so a column counts characters, not the bytes of two-byte units.
+    ///
+    /// The findings of a rule that `counted` names are made only as far as a run that just
+    /// counts them needs ([`model::findings_counting`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn findings(
         &self,
         engine: &Engine,
@@ -133,6 +137,7 @@ impl Detection {
         provenance: &Provenance,
         origin: Origin,
         allowed: &dyn Fn(&[u8], &Match) -> bool,
+        counted: &dyn Fn(&crate::rules::Rule) -> bool,
     ) -> Vec<Finding> {
         let rules = engine.rules();
         let key = engine.fingerprint_key();
@@ -142,7 +147,8 @@ impl Detection {
             .filter(|m| !allowed(hay, m))
             .copied()
             .collect();
-        let mut out = model::findings_masked(rules, hay, &kept, masks, provenance, origin, key);
+        let mut out =
+            model::findings_counting(rules, hay, &kept, masks, provenance, origin, key, counted);
         if self.decoded.is_empty() {
             return out;
         }
@@ -157,8 +163,10 @@ impl Detection {
         decoded.sort_by_key(|d| d.at.start);
         let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
         let found = match &text {
-            Some(v) => in_text(engine, v, &at, masks, provenance, origin),
-            None => model::findings_masked(rules, hay, &at, masks, provenance, origin, key),
+            Some(v) => in_text(engine, v, &at, masks, provenance, origin, counted),
+            None => {
+                model::findings_counting(rules, hay, &at, masks, provenance, origin, key, counted)
+            }
         };
         out.extend(found.into_iter().zip(decoded).map(|(f, d)| {
             let rule = &rules[d.at.rule];
@@ -220,6 +228,7 @@ fn in_text(
     masks: &[Match],
     provenance: &Provenance,
     origin: Origin,
+    counted: &dyn Fn(&crate::rules::Rule) -> bool,
 ) -> Vec<Finding> {
     let spans: Vec<Match> = at.iter().map(|m| in_view(v, m)).collect();
     let masks: Vec<Match> = masks.iter().map(|m| in_view(v, m)).collect();
@@ -228,7 +237,9 @@ fn in_text(
         ..origin
     };
     let (rules, key) = (engine.rules(), engine.fingerprint_key());
-    let mut found = model::findings_masked(rules, &v.bytes, &spans, &masks, provenance, from, key);
+    let mut found = model::findings_counting(
+        rules, &v.bytes, &spans, &masks, provenance, from, key, counted,
+    );
     // Returned in order of start, as `at` is (the map keeps order).
     for (f, m) in found.iter_mut().zip(at) {
         (f.start, f.end) = (origin.offset + m.start, origin.offset + m.end);
@@ -259,8 +270,15 @@ mod tests {
             for k in [&b"first key, sixteen+"[..], b"second key, sixteen+"] {
                 let key = FingerprintKey::new(k);
                 let e = Engine::new(crate::rules::builtin(), key.clone()).unwrap();
-                let found =
-                    detect(&e, hay).findings(&e, hay, &[], &prov, Origin::START, &|_, _| false);
+                let found = detect(&e, hay).findings(
+                    &e,
+                    hay,
+                    &[],
+                    &prov,
+                    Origin::START,
+                    &|_, _| false,
+                    &|_| false,
+                );
                 let f = found
                     .iter()
                     .find(|f| f.secret.reveal() == id)

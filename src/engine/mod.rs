@@ -13,6 +13,7 @@ mod checksum;
 pub mod confidence;
 pub mod key;
 mod keywords;
+mod lead;
 mod literal;
 mod placeholder;
 mod reject;
@@ -398,6 +399,9 @@ struct Confirmer {
     /// Offsets before a keyword hit at which every match starts ([`anchor::starts`]); `None`
     /// when the pattern does not prove that, and the whole window is searched.
     starts: Option<Box<[usize]>>,
+    /// What a match holds in its first bytes ([`lead::Lead`]), checked before each anchored
+    /// search; only where `starts` is known.
+    lead: Option<lead::Lead>,
 }
 
 /// `pattern` parsed as the engine compiles it.
@@ -440,7 +444,12 @@ fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<C
         )
         .build_from_hir(&hir)
         .map_err(|e| e.to_string())?;
-    Ok(Confirmer { regex, starts })
+    let lead = starts.as_ref().and_then(|_| lead::Lead::of(&hir));
+    Ok(Confirmer {
+        regex,
+        starts,
+        lead,
+    })
 }
 
 #[cfg(test)]

@@ -188,7 +188,13 @@ impl Engine {
         let mut slots = Slots::new(group);
         let mut at = start;
         for &s in starts.iter() {
-            if s < at {
+            // A start the lead turns away is one where the search finds nothing.
+            if s < at
+                || confirmer
+                    .lead
+                    .as_ref()
+                    .is_some_and(|l| !l.admits(hay, s, end))
+            {
                 continue;
             }
             let input = Input::new(hay).range(s..end).anchored(Anchored::Yes);

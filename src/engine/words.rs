@@ -16,17 +16,18 @@ fn listed() -> &'static [u8] {
 /// Whether `w` is a line of [`WORDS`]: a binary search over the embedded text itself. A hook
 /// meets the dictionary at its first generic match, once per process; splitting the 28,000
 /// lines into a list first took ~0.7 ms of a ~10 ms event (and hashing them, before that,
-/// more), where the search reads some 15 lines.
+/// more), where the search reads some 15 lines, and only the few lines that share the
+/// word's first three letters ([`STARTS`]) when it has them.
 fn in_dictionary(w: &str) -> bool {
     let (text, w) = (listed(), w.as_bytes());
-    if let Some(at) = trigram(w) {
-        let seen = TRIGRAMS.get_or_init(trigrams);
-        if seen[at / 64] & 1 << (at % 64) == 0 {
-            return false;
-        }
-    }
     // `lo` is a line's start; `hi` is a line's start or the end.
-    let (mut lo, mut hi) = (0, text.len());
+    let (mut lo, mut hi) = match trigram(w) {
+        Some(at) => {
+            let (lo, hi) = STARTS.get_or_init(starts)[at];
+            (lo as usize, hi as usize)
+        }
+        None => (0, text.len()),
+    };
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         let start = memchr::memrchr(b'\n', &text[lo..mid]).map_or(lo, |p| lo + p + 1);
@@ -50,22 +51,33 @@ fn trigram(w: &[u8]) -> Option<usize> {
     }
 }
 
-/// One bit per [`trigram`] that starts some listed word. `segments` asks about every
-/// piece of a value from 3 to 24 letters long, and most pieces of a token start with three
-/// letters no word starts with: one bit answers them where a binary search took some 15
-/// line reads (the dictionary was 4 % of the engine's time on source-like text). Built on
-/// first use with one pass over the lines (tens of microseconds), so a hook that never
-/// meets the dictionary never builds it.
-static TRIGRAMS: std::sync::OnceLock<Box<[u64]>> = std::sync::OnceLock::new();
+/// Per [`trigram`], where the lines that start with it lie in [`listed`]: the first one's
+/// start and the end of the last one's line with its newline (so a line's start, or the
+/// end), empty for a trigram no word starts with. The list is sorted, so such lines are
+/// together. `segments` asks about every piece of a value from 3 to 24 letters long; most
+/// pieces of a token start with three letters no word starts with, and an empty range
+/// answers them at once, where a binary search of the whole list read some 15 lines (the
+/// dictionary was 4 % of the engine's time on source-like text). A word that does start so
+/// is searched for among a few dozen lines. Built on first use with one pass over the lines
+/// (tens of microseconds), so a hook that never meets the dictionary never builds it.
+static STARTS: std::sync::OnceLock<Box<[(u32, u32)]>> = std::sync::OnceLock::new();
 
-fn trigrams() -> Box<[u64]> {
-    let mut seen = vec![0u64; (26 * 26 * 26usize).div_ceil(64)].into_boxed_slice();
-    for line in listed().split(|&b| b == b'\n') {
-        if let Some(at) = trigram(line) {
-            seen[at / 64] |= 1 << (at % 64);
+fn starts() -> Box<[(u32, u32)]> {
+    let text = listed();
+    let mut ranges = vec![(0u32, 0u32); 26 * 26 * 26].into_boxed_slice();
+    let mut at = 0;
+    for line in text.split(|&b| b == b'\n') {
+        let end = (at + line.len() + 1).min(text.len());
+        if let Some(t) = trigram(line) {
+            let r = &mut ranges[t];
+            if r.0 == r.1 {
+                r.0 = at as u32;
+            }
+            r.1 = end as u32;
         }
+        at = end;
     }
-    seen
+    ranges
 }
 
 /// Two-letter parts common in identifiers.

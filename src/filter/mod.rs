@@ -361,7 +361,15 @@ fn findings_in(
     if inside.is_empty() {
         return Vec::new();
     }
-    let mut findings = inside.findings(engine, hay, &masks, provenance, origin, &|_, _| false);
+    let mut findings = inside.findings(
+        engine,
+        hay,
+        &masks,
+        provenance,
+        origin,
+        &|_, _| false,
+        &|_| false,
+    );
     findings.sort_by_key(|f| f.start);
     findings
 }

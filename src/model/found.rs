@@ -69,6 +69,28 @@ pub fn findings_masked(
     origin: Origin,
     key: &FingerprintKey,
 ) -> Vec<Finding> {
+    findings_counting(rules, hay, matches, known, provenance, origin, key, &|_| {
+        false
+    })
+}
+
+/// [`findings_masked`], where the findings of a rule that `only_counted` names are made only as
+/// far as a run that counts them needs: place (lines, for a history's added lines), value,
+/// and the rule's own confidence, which such a rule's findings never rise above. No context,
+/// fingerprint, entropy or judgement: the caller lets them go, keeping their count and value
+/// (`scan::run::Run::counts_only` says which rules `only_counted` names, and only where
+/// that is so).
+#[allow(clippy::too_many_arguments)]
+pub fn findings_counting(
+    rules: &[Rule],
+    hay: &[u8],
+    matches: &[Match],
+    known: &[Match],
+    provenance: &Provenance,
+    origin: Origin,
+    key: &FingerprintKey,
+    only_counted: &dyn Fn(&Rule) -> bool,
+) -> Vec<Finding> {
     // Where the content lives, for judging a value's place: an environment's origin (a pid,
     // a dump file), not its variable's name.
     let place = place(provenance);
@@ -100,6 +122,17 @@ pub fn findings_masked(
         let end_line = line + memchr::memchr_iter(b'\n', &hay[m.start..m.end]).count();
         let rule = &rules[m.rule];
         let secret = &hay[m.span()];
+        if only_counted(rule) {
+            out.push(counted_only(
+                rule,
+                provenance,
+                origin,
+                m,
+                secret,
+                (line, column, end_line),
+            ));
+            continue;
+        }
         let (confidence, reasons) = match rule.checksum {
             // Only a masker keeps a token whose checksum fails: it is masked, and reported
             // as doubt. A token written with JSON escapes (a notebook's source) is judged as
@@ -136,6 +169,42 @@ pub fn findings_masked(
         });
     }
     out
+}
+
+/// A finding of `rule` that its run only counts (see [`findings_counting`]): its place and
+/// value, at the rule's own confidence, with no context and no fingerprint.
+fn counted_only(
+    rule: &Rule,
+    provenance: &Provenance,
+    origin: Origin,
+    m: &Match,
+    secret: &[u8],
+    (line, column, end_line): (usize, usize, usize),
+) -> Finding {
+    Finding {
+        rule_id: rule.id.clone(),
+        rule_name: String::new(),
+        confidence: rule.confidence(),
+        reasons: Vec::new(),
+        provenance: provenance.clone(),
+        line,
+        column,
+        end_line,
+        start: origin.offset + m.start,
+        end: origin.offset + m.end,
+        secret: Secret::new(secret),
+        public: rule.public,
+        fingerprint: String::new(),
+        entropy: 0.0,
+        context: Context::default(),
+        encoding: None,
+        part: part(rule),
+        credential_set: None,
+        annotations: Vec::new(),
+        validation: None,
+        reach: None,
+        hooks: Vec::new(),
+    }
 }
 
 /// `secret` with JSON string escapes decoded, if it has any.

@@ -73,7 +73,7 @@ impl Scanner {
                 let (work, to_done) = (work.clone(), to_done.clone());
                 s.spawn(move || {
                     for p in work {
-                        let mut result = self.piece(provenance, how.form, p);
+                        let mut result = self.piece(run, provenance, how.form, p);
                         // What the report leaves out is let go here, chunk by chunk, not
                         // held to the end of the input.
                         run.thin(&mut result.found);
@@ -160,7 +160,7 @@ impl Scanner {
     /// `decode::views`' limit does: their position maps cost eight bytes per byte, two
     /// chunks in flight would take most of the memory bound, and a large file is a log or a
     /// dump more than an encoded secret's place.
-    fn piece(&self, provenance: &Provenance, form: Form, p: Piece) -> Scanned {
+    fn piece(&self, run: &Run, provenance: &Provenance, form: Form, p: Piece) -> Scanned {
         let hay = &p.buf[..];
         let mut scanned = Detection {
             plain: self.engine.scan(hay),
@@ -172,7 +172,7 @@ impl Scanner {
             offset: p.base,
             ..Origin::START
         };
-        let mut found = self.found(hay, &scanned, &all, provenance, from);
+        let mut found = self.found(run, hay, &scanned, &all, provenance, from);
         if form == Form::Env {
             name_variables(&mut found, hay, p.base);
         }

@@ -39,7 +39,7 @@ impl Scanner {
         match form {
             Form::Notebook if blob.data.len() > NOTEBOOK_MAX => {
                 run.warn(display(), notebook_as_text());
-                self.whole(blob)
+                self.whole(run, blob)
             }
             Form::Notebook => self
                 .notebook(&blob.provenance, &blob.data)
@@ -48,16 +48,16 @@ impl Scanner {
                         display(),
                         "notebook is not valid JSON; scanned as plain text",
                     );
-                    self.whole(blob)
+                    self.whole(run, blob)
                 }),
             Form::Env => {
                 // Name the variable of each finding, as `leakhound env` does.
-                let mut found = self.whole(blob);
+                let mut found = self.whole(run, blob);
                 name_variables(&mut found, &blob.data, 0);
                 found
             }
             Form::Text => {
-                let mut found = self.whole(blob);
+                let mut found = self.whole(run, blob);
                 if !found.is_empty() && super::own_report::is_own_report(&blob.data) {
                     found.retain(|f| !f.public);
                 }
@@ -134,7 +134,7 @@ impl Scanner {
 
     /// Scan one blob: matches (from the content cache when the same bytes were seen before),
     /// minus what the policy allows, as findings.
-    pub(super) fn whole(&self, blob: &Blob) -> Vec<Finding> {
+    pub(super) fn whole(&self, run: &Run, blob: &Blob) -> Vec<Finding> {
         let hay: &[u8] = &blob.data;
         let key = xxhash_rust::xxh3::xxh3_128(hay);
         let cached = lock(&self.seen).get(&key).cloned();
@@ -147,15 +147,17 @@ impl Scanner {
             }
         };
         let known = scanned.spans();
-        self.found(hay, &scanned, &known, &blob.provenance, Origin::START)
+        self.found(run, hay, &scanned, &known, &blob.provenance, Origin::START)
     }
 
     /// Findings from what one blob (or chunk) holds, minus what the policy allows. Each
     /// context is masked with `known`: every span any pass took for a secret, allowed ones
     /// included, so a plain secret in a base64 finding's context (and the reverse) stays
-    /// hidden.
+    /// hidden. Of the rules whose findings `run` only counts ([`Run::counts_only`]), only
+    /// what it counts is made.
     pub(super) fn found(
         &self,
+        run: &Run,
         hay: &[u8],
         scanned: &Scanned,
         known: &[Match],
@@ -163,7 +165,16 @@ impl Scanner {
         origin: Origin,
     ) -> Vec<Finding> {
         let allowed = |text: &[u8], m: &Match| self.allowed(text, m, provenance);
-        scanned.findings(&self.engine, hay, known, provenance, origin, &allowed)
+        let counted = |rule: &crate::rules::Rule| run.counts_only(rule);
+        scanned.findings(
+            &self.engine,
+            hay,
+            known,
+            provenance,
+            origin,
+            &allowed,
+            &counted,
+        )
     }
 
     /// `text` with every secret in it masked: each of `known` wherever it occurs, and whatever

@@ -21,7 +21,7 @@ impl Scanner {
             }
             let blob = env.blob();
             let found = self
-                .whole(&blob)
+                .whole(&run, &blob)
                 .into_iter()
                 .map(|mut f| {
                     f.provenance = Provenance::Env {
@@ -52,7 +52,11 @@ impl Scanner {
             run.warn(path.clone(), message.clone());
         }
         for blob in blobs {
-            run.scanned(&blob.provenance, blob.data.len() as u64, self.whole(blob));
+            run.scanned(
+                &blob.provenance,
+                blob.data.len() as u64,
+                self.whole(&run, blob),
+            );
         }
         run.finish()
     }

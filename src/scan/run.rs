@@ -4,7 +4,7 @@
 use super::{admit::Skip, lock, Progress, ScanResults};
 use crate::model::{self, Finding, Warning};
 use crate::policy::Policy;
-use crate::rules::Confidence;
+use crate::rules::{Confidence, Rule};
 use crate::source::Provenance;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
@@ -63,6 +63,18 @@ impl<'a> Run<'a> {
         if self.below.is_some() {
             self.thin_into(&mut lock(&self.out), found);
         }
+    }
+
+    /// Whether every finding of `rule` is one [`Run::thin`] lets go: the report leaves out
+    /// what is less sure than its level, and `rule` never reports above a lower one (a
+    /// `by_name` rule stays at its own confidence or below), is no part of a credential, and
+    /// no baseline could claim it. Such findings need no context or fingerprint
+    /// (`model::findings_counting`), only what `thin` keeps of them.
+    pub fn counts_only(&self, rule: &Rule) -> bool {
+        self.below
+            .is_some_and(|min| rule.by_name && rule.confidence() < min)
+            && rule.validator.is_none()
+            && !self.policy.has_baseline()
     }
 
     /// [`Run::thin`] with the results already locked.

@@ -77,3 +77,88 @@ fn any_literal_under_a_credential_name_is_low_and_masked() {
     }
     assert!(out.stdout.contains("${DB_PASSWORD}"), "{}", out.stdout);
 }
+
+/// What a `by_name` value's finding is in a default scan: let go as soon as it is made, with
+/// only its count and its value kept (issue 31 part F makes no context or fingerprint for
+/// it). The count is the one a scan at `low` reports, in a tree and in a history (where a
+/// value counts once, in the commit that added its line), and a reported finding's context
+/// still hides such a value wherever it appears.
+#[test]
+fn a_default_scan_counts_by_name_values_and_masks_with_them() {
+    let [password, key, _] = values();
+    let [other, ..] = values();
+    let (id, _) = crate::util::fake_aws(u64::from_str_radix(&key[..12], 16).unwrap());
+    let first = format!("domainPassword = '{password}'\nKey = {key}\n");
+    let second = format!("{first}aws_id = {id}  # for {password}\ndomainPassword = '{other}'\n");
+    let repo = crate::git::Repo::new();
+    repo.commit(&[("app/conf.py", &first)], "first");
+    repo.commit(&[("app/conf.py", &second)], "second");
+    repo.sb.write("tree/app/conf.py", &second);
+
+    let by_name = |report: &serde_json::Value| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"].as_str().unwrap().ends_with(".any"))
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap().to_string(),
+                    f["line"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let low = ["--format", "json", "--min-confidence", "low"];
+    for (what, args, want) in [
+        (
+            "tree",
+            vec!["scan", "../tree"],
+            vec![
+                ("generic.key.any", 2),
+                ("generic.password.any", 1),
+                ("generic.password.any", 4),
+            ],
+        ),
+        // The second commit added lines 3 and 4 only.
+        (
+            "history",
+            vec!["git", "."],
+            vec![
+                ("generic.key.any", 2),
+                ("generic.password.any", 1),
+                ("generic.password.any", 4),
+            ],
+        ),
+    ] {
+        let at_low = repo.leakhound(&[&args[..], &low[..]].concat());
+        assert_eq!(at_low.code, 1, "{what}: {}", at_low.stderr);
+        let at_low = at_low.json();
+        let want: Vec<(String, u64)> = want.iter().map(|(r, l)| (r.to_string(), *l)).collect();
+        assert_eq!(by_name(&at_low), want, "{what}");
+        let left_out = at_low["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["confidence"] == "low")
+            .count() as u64;
+
+        let default = repo.leakhound(&[&args[..], &["--format", "json"][..]].concat());
+        assert_eq!(default.code, 1, "{what}: {}", default.stderr);
+        let report = default.json();
+        assert!(by_name(&report).is_empty(), "{what}: {}", default.stdout);
+        assert_eq!(report["summary"]["below_confidence"], left_out, "{what}");
+        // The key id is reported; its line shows the password only masked.
+        let f = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["secret"].as_str() == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("{what}: the key id is reported: {}", default.stdout));
+        let context = f["context"].as_str().unwrap();
+        assert!(context.contains("# for "), "{what}: {context}");
+        assert_no_piece(context, &password, what);
+    }
+}
