@@ -17,9 +17,6 @@ mod facts;
 // that no start builds it (2-7 ms; an agent hook starts a process per event). The engine uses
 // it only when its keyword list is exactly this one, and builds its own otherwise.
 #[allow(dead_code)]
-#[path = "src/engine/fdr.rs"]
-mod fdr;
-#[allow(dead_code)]
 #[path = "src/engine/keywords.rs"]
 mod keywords;
 
@@ -161,7 +158,6 @@ fn main() {
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-changed=src/rules/facts.rs");
     println!("cargo:rerun-if-changed=src/engine/keywords.rs");
-    println!("cargo:rerun-if-changed=src/engine/fdr.rs");
     let mut files: Vec<_> = fs::read_dir(&dir)
         .expect("signatures/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -31,8 +31,6 @@ pub(super) struct Keywords {
     /// Length of each keyword.
     lens: Cow<'static, [u32]>,
     longest: usize,
-    /// The shift-or filter that finds the same occurrences faster ([`super::fdr`]).
-    fdr: Option<super::fdr::Fdr>,
 }
 
 impl Keywords {
@@ -124,7 +122,6 @@ impl Keywords {
         }
         out_at.push(out.len() as u32);
         Some(Keywords {
-            fdr: None,
             classes,
             stride2,
             trans: Cow::Owned(trans),
@@ -214,7 +211,6 @@ impl Keywords {
             return None;
         }
         Some(Keywords {
-            fdr: None,
             classes,
             stride2,
             trans: Cow::Borrowed(trans),
@@ -223,14 +219,6 @@ impl Keywords {
             lens: Cow::Borrowed(klens),
             longest,
         })
-    }
-
-    /// This automaton with the shift-or filter ([`super::fdr`]) for `keywords` (the ones it
-    /// was built for) searching in its place: it finds the same, faster on long inputs, and
-    /// costs a start ~0.3 ms to build, which an engine for one small input does not repay.
-    pub(super) fn with_filter(mut self, keywords: &[String]) -> Keywords {
-        self.fdr = Some(super::fdr::Fdr::new(keywords));
-        self
     }
 
     /// Calls `f(keyword, start, end)` for every occurrence of a keyword in `hay[range]` (the
@@ -244,9 +232,6 @@ impl Keywords {
         let (from, to) = (range.start, range.end.min(hay.len()));
         if from >= to {
             return;
-        }
-        if let Some(fdr) = &self.fdr {
-            return fdr.for_each(hay, from, to, f);
         }
         // Below this the extra walks are not worth their set-up.
         const SPLIT_AT: usize = 256;

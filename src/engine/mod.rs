@@ -11,7 +11,6 @@ mod by_name;
 mod check;
 mod checksum;
 pub mod confidence;
-mod fdr;
 pub mod key;
 mod keywords;
 mod literal;
@@ -225,11 +224,8 @@ impl Engine {
         }
         // The built-in rules' automaton is embedded (build.rs): either startup takes it.
         let dfa = match keywords::Keywords::embedded(&EMBEDDED_KEYWORDS.0, &keywords) {
-            Some(d) if startup == Startup::Throughput => Some(d.with_filter(&keywords)),
             Some(d) => Some(d),
-            None if startup == Startup::Throughput => {
-                keywords::Keywords::new(&keywords).map(|d| d.with_filter(&keywords))
-            }
+            None if startup == Startup::Throughput => keywords::Keywords::new(&keywords),
             None => None,
         };
         let automaton = match dfa {
