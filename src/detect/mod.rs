@@ -32,6 +32,24 @@ pub struct Detection {
     pub decoded: Vec<Decoded>,
 }
 
+/// Which of a detection's matches become findings, and how whole. `allowed` takes a match
+/// out (it is given the text the match is read in, and the match there); the findings of a
+/// rule that `counted` names are made only as far as a run that just counts them needs
+/// ([`model::findings_counting`]).
+#[derive(Clone, Copy)]
+pub struct Sieve<'a> {
+    pub allowed: &'a dyn Fn(&[u8], &Match) -> bool,
+    pub counted: &'a dyn Fn(&crate::rules::Rule) -> bool,
+}
+
+impl Sieve<'static> {
+    /// Every match a finding, every finding whole: what a masker reports.
+    pub const KEEP_ALL: Self = Sieve {
+        allowed: &|_, _| false,
+        counted: &|_| false,
+    };
+}
+
 /// Every secret in `hay`, plain and decoded.
 pub fn detect(engine: &Engine, hay: &[u8]) -> Detection {
     let mut plain = engine.scan(hay);
@@ -117,18 +135,13 @@ impl Detection {
         plain.chain(decoded)
     }
 
-    /// The findings this detection holds in `hay`, less those `allowed` takes out (it is given
-    /// the text a match is read in, and the match there). Each context is masked with `masks`
-    /// (every span any pass took for a secret, allowed ones too) and with `known`. Findings come
-    /// plain first, then decoded, each in order of start.
+    /// The findings this detection holds in `hay`, as far as `sieve` keeps them. Each context
+    /// is masked with `masks` (every span any pass took for a secret, allowed ones too) and
+    /// with `known`. Findings come plain first, then decoded, each in order of start.
     ///
     /// In UTF-16 text every decoded match is in the text a person reads (nested views are
-    /// made from it): `allowed` reads that text, and lines, columns and contexts are its own,
-    /// so a column counts characters, not the bytes of two-byte units.
-    ///
-    /// The findings of a rule that `counted` names are made only as far as a run that just
-    /// counts them needs ([`model::findings_counting`]).
-    #[allow(clippy::too_many_arguments)]
+    /// made from it): `sieve.allowed` reads that text, and lines, columns and contexts are
+    /// its own, so a column counts characters, not the bytes of two-byte units.
     pub fn findings(
         &self,
         engine: &Engine,
@@ -136,9 +149,9 @@ impl Detection {
         masks: &[Match],
         provenance: &Provenance,
         origin: Origin,
-        allowed: &dyn Fn(&[u8], &Match) -> bool,
-        counted: &dyn Fn(&crate::rules::Rule) -> bool,
+        sieve: Sieve,
     ) -> Vec<Finding> {
+        let Sieve { allowed, counted } = sieve;
         let rules = engine.rules();
         let key = engine.fingerprint_key();
         let kept: Vec<Match> = self
@@ -270,15 +283,8 @@ mod tests {
             for k in [&b"first key, sixteen+"[..], b"second key, sixteen+"] {
                 let key = FingerprintKey::new(k);
                 let e = Engine::new(crate::rules::builtin(), key.clone()).unwrap();
-                let found = detect(&e, hay).findings(
-                    &e,
-                    hay,
-                    &[],
-                    &prov,
-                    Origin::START,
-                    &|_, _| false,
-                    &|_| false,
-                );
+                let found =
+                    detect(&e, hay).findings(&e, hay, &[], &prov, Origin::START, Sieve::KEEP_ALL);
                 let f = found
                     .iter()
                     .find(|f| f.secret.reveal() == id)

@@ -361,15 +361,8 @@ fn findings_in(
     if inside.is_empty() {
         return Vec::new();
     }
-    let mut findings = inside.findings(
-        engine,
-        hay,
-        &masks,
-        provenance,
-        origin,
-        &|_, _| false,
-        &|_| false,
-    );
+    let keep = crate::detect::Sieve::KEEP_ALL;
+    let mut findings = inside.findings(engine, hay, &masks, provenance, origin, keep);
     findings.sort_by_key(|f| f.start);
     findings
 }

@@ -5,7 +5,7 @@
 
 use super::admit::{self, Form};
 use super::{lock, run::Run, Scanner};
-use crate::detect::Detection;
+use crate::detect::{Detection, Sieve};
 use crate::engine::Match;
 use crate::model::{self, Finding, Origin};
 use crate::rules::MAX_WINDOW;
@@ -166,15 +166,11 @@ impl Scanner {
     ) -> Vec<Finding> {
         let allowed = |text: &[u8], m: &Match| self.allowed(text, m, provenance);
         let counted = |rule: &crate::rules::Rule| run.counts_only(rule);
-        scanned.findings(
-            &self.engine,
-            hay,
-            known,
-            provenance,
-            origin,
-            &allowed,
-            &counted,
-        )
+        let sieve = Sieve {
+            allowed: &allowed,
+            counted: &counted,
+        };
+        scanned.findings(&self.engine, hay, known, provenance, origin, sieve)
     }
 
     /// `text` with every secret in it masked: each of `known` wherever it occurs, and whatever
