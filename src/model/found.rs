@@ -122,18 +122,19 @@ pub fn findings_counting(
         let end_line = line + memchr::memchr_iter(b'\n', &hay[m.start..m.end]).count();
         let rule = &rules[m.rule];
         let secret = &hay[m.span()];
+        let mut f = bare(
+            rule,
+            provenance,
+            origin,
+            m,
+            secret,
+            (line, column, end_line),
+        );
         if only_counted(rule) {
-            out.push(counted_only(
-                rule,
-                provenance,
-                origin,
-                m,
-                secret,
-                (line, column, end_line),
-            ));
+            out.push(f);
             continue;
         }
-        let (confidence, reasons) = match rule.checksum {
+        (f.confidence, f.reasons) = match rule.checksum {
             // Only a masker keeps a token whose checksum fails: it is masked, and reported
             // as doubt. A token written with JSON escapes (a notebook's source) is judged as
             // it reads.
@@ -143,37 +144,20 @@ pub fn findings_counting(
             ),
             _ => crate::engine::confidence::judge(rule, secret, place, &hay[line_start..m.start]),
         };
-        out.push(Finding {
-            rule_id: rule.id.clone(),
-            rule_name: rule.name.clone(),
-            confidence,
-            reasons,
-            provenance: provenance.clone(),
-            line,
-            column,
-            end_line,
-            start: origin.offset + m.start,
-            end: origin.offset + m.end,
-            secret: Secret::new(secret),
-            public: rule.public,
-            fingerprint: key.fingerprint(&rule.id, secret),
-            entropy: crate::engine::shannon_entropy(secret),
-            context: context(rules, hay, m, &masks),
-            encoding: None,
-            part: part(rule),
-            credential_set: None,
-            annotations: Vec::new(),
-            validation: None,
-            reach: None,
-            hooks: Vec::new(),
-        });
+        f.rule_name = rule.name.clone();
+        f.fingerprint = key.fingerprint(&rule.id, secret);
+        f.entropy = crate::engine::shannon_entropy(secret);
+        f.context = context(rules, hay, m, &masks);
+        out.push(f);
     }
     out
 }
 
-/// A finding of `rule` that its run only counts (see [`findings_counting`]): its place and
-/// value, at the rule's own confidence, with no context and no fingerprint.
-fn counted_only(
+/// A finding of `rule` as bare as a run that only counts it needs (see
+/// [`findings_counting`]): its place and value, at the rule's own confidence, with no
+/// context and no fingerprint. A whole finding is this with its judgement, name,
+/// fingerprint, entropy and context filled in.
+fn bare(
     rule: &Rule,
     provenance: &Provenance,
     origin: Origin,
