@@ -84,21 +84,16 @@ pub fn git(a: GitSettings) -> Result<i32> {
         .scan(|sc| sc.git(&dirs, &opts, &print_warning))
         // Only a run of one repository fails on it: name it.
         .with_context(|| dirs[0].0.display().to_string())?;
-    // What the report shows: those below its confidence are left out of the count too.
-    let min = s.min_confidence();
-    let n = outcome
-        .findings
-        .iter()
-        .filter(|f| f.confidence >= min)
-        .count();
-    let code = s.deliver(noted(outcome, shard))?;
-    if staged && code == EXIT_FINDINGS {
+    let done = s.delivered(noted(outcome, shard))?;
+    if staged && done.code == EXIT_FINDINGS {
+        // What the report showed: what it left out for its confidence is not counted.
         eprintln!(
-            "leakhound: commit blocked: {n} secret(s) in staged changes. Remove them (and rotate \
-             any that are real), or mark a false positive with `leakhound:allow` on its line."
+            "leakhound: commit blocked: {} secret(s) in staged changes. Remove them (and rotate \
+             any that are real), or mark a false positive with `leakhound:allow` on its line.",
+            done.reported
         );
     }
-    Ok(code)
+    Ok(done.code)
 }
 
 /// `git --write-listing FILE`: the history of every repository listed once, for the shards

@@ -329,12 +329,12 @@ impl Session {
     }
 
     /// Hand the outcome to the stages after the scan; the exit code.
-    /// The report's `--min-confidence`: what it leaves out.
-    pub fn min_confidence(&self) -> crate::rules::Confidence {
-        self.settings.min_confidence
+    pub fn deliver(self, o: ScanResults) -> Result<i32> {
+        Ok(self.delivered(o)?.code)
     }
 
-    pub fn deliver(mut self, mut o: ScanResults) -> Result<i32> {
+    /// [`Session::deliver`], with how many findings the report showed.
+    pub fn delivered(mut self, mut o: ScanResults) -> Result<crate::deliver::Delivered> {
         let r = &self.settings;
         list_scanned(r.list_scanned.as_deref(), &o)?;
         if r.strict {
@@ -391,7 +391,7 @@ impl Session {
                 parts.join(", ")
             ));
         }
-        Ok(done.code)
+        Ok(done)
     }
 }
 

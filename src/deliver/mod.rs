@@ -109,10 +109,12 @@ pub struct Delivery<'a> {
     pub min_confidence: Confidence,
 }
 
-/// What was delivered: the exit code, and how many credentials each validation status got.
+/// What was delivered: the exit code, how many findings the report shows, and how many
+/// credentials each validation status got.
 #[derive(Debug)]
 pub struct Delivered {
     pub code: i32,
+    pub reported: usize,
     pub validated: BTreeMap<&'static str, usize>,
 }
 
@@ -178,6 +180,7 @@ pub fn deliver(
     }
     Ok(Delivered {
         code: exit_code(d.fail_on, judged(&o.findings), o.summary.failed_inputs),
+        reported: o.findings.len(),
         validated,
     })
 }
