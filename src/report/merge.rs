@@ -372,19 +372,19 @@ impl Merger {
             .map(|(_, e)| (e.rule.as_str(), e.name.as_str()))
             .collect();
         let results = entries.iter().map(|(fp, e)| {
-                json!({
-                    "ruleId": e.rule,
-                    "level": "error",
-                    "message": {"text": format!("{} ({}), found in {} place(s)", e.name, e.secret, e.locations.len())},
-                    "partialFingerprints": {"leakhound/v1": fp},
-                    "locations": e.locations.values().map(|p| json!({
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": super::sarif::uri(&super::mask_known_text(&p.path, known))},
-                            "region": {"startLine": p.line.max(1), "startColumn": p.column.max(1)},
-                        },
-                    })).collect::<Vec<_>>(),
-                })
-            });
+            json!({
+                "ruleId": e.rule,
+                "level": "error",
+                "message": {"text": format!("{} ({}), found in {} place(s)", e.name, e.secret, e.locations.len())},
+                "partialFingerprints": {"leakhound/v1": fp},
+                "locations": e.locations.values().map(|p| json!({
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": super::sarif::uri(&super::mask_known_text(&p.path, known))},
+                        "region": {"startLine": p.line.max(1), "startColumn": p.column.max(1)},
+                    },
+                })).collect::<Vec<_>>(),
+            })
+        });
         let rules = rules
             .iter()
             .map(|(id, name)| json!({"id": id, "name": name, "shortDescription": {"text": name}}))

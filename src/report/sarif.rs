@@ -5,6 +5,7 @@ use super::Report;
 use crate::model::{Confidence, Provenance, Record};
 use crate::rules::Rule;
 use serde_json::{json, Value};
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -22,7 +23,7 @@ pub(super) fn write_records(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let ids = findings.iter().map(|f| f.rule.as_str());
-    write_stream(ids, findings.iter().cloned(), rules, out)
+    write_stream(ids, findings.iter(), rules, out)
 }
 
 /// The document of `records`, whose rule ids in order are `ids`: each result made and
@@ -30,7 +31,7 @@ pub(super) fn write_records(
 /// held a large run's findings twice over until it was written.
 fn write_stream<'r>(
     ids: impl Iterator<Item = &'r str>,
-    records: impl Iterator<Item = Record>,
+    records: impl Iterator<Item = impl Borrow<Record>>,
     rules: &[Rule],
     out: &mut dyn Write,
 ) -> io::Result<()> {
@@ -58,7 +59,10 @@ fn write_stream<'r>(
         })
         .collect();
     described.sort_by_key(|(i, _)| *i);
-    let results = records.map(|f| result(&f, used[f.rule.as_str()]));
+    let results = records.map(|f| {
+        let f = f.borrow();
+        result(f, used[f.rule.as_str()])
+    });
     let rules = described.into_iter().map(|(_, v)| v).collect();
     write_document(rules, results, out)
 }
