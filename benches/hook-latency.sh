@@ -2,7 +2,8 @@
 # Latency of `leakhound hook claude`, one process per event as the agents run it: a Claude Code
 # PostToolUse event for a Bash command whose stdout is 100 KB, with and without a fake AWS key
 # pair in it; p50 and p99 over RUNS runs (default 200) of the release binary. For scale: the
-# same process doing nothing (`--version`), and a tiny prompt event (start-up alone).
+# same process doing nothing (`--version`), and a tiny prompt event (start-up alone). Then the
+# same events answered by a hook server (`--server`, started and warm before the timed runs).
 #
 #     benches/hook-latency.sh [path/to/release/leakhound] [RUNS]
 #
@@ -13,7 +14,7 @@ RUNS="${2:-200}"
 [ -x "$LH" ] || { echo "benches/hook-latency.sh: no binary at $LH (cargo build --release)" >&2; exit 2; }
 
 python3 - "$LH" "$RUNS" <<'EOF'
-import json, random, string, subprocess, sys, time
+import json, os, random, string, subprocess, sys, tempfile, time
 
 lh, runs = sys.argv[1], int(sys.argv[2])
 rng = random.Random(7)
@@ -52,6 +53,11 @@ def measure(args, data):
 clean, dirty = event(build_log(False)), event(build_log(True))
 prompt = json.dumps({"session_id": "b", "transcript_path": "/t", "cwd": "/",
                      "hook_event_name": "UserPromptSubmit", "prompt": "fix the build"}).encode()
+# The hook server's socket in a folder of this run's, so that the server is this binary's
+# alone; it idles out 30 s after the last run.
+runtime = tempfile.mkdtemp(prefix="lh-hook-bench-")
+os.environ["XDG_RUNTIME_DIR"] = runtime
+served = ["hook", "claude", "--server-idle", "30", "--server"]
 print(f"runs per case: {runs}; event sizes: {len(clean)} and {len(dirty)} bytes")
 print(f"{'case':44} {'p50 ms':>8} {'p99 ms':>8}")
 for name, args, data in [
@@ -59,7 +65,14 @@ for name, args, data in [
     ("tiny prompt event, no secret", ["hook", "claude"], prompt),
     ("100 KB Bash output, no secret", ["hook", "claude"], clean),
     ("100 KB Bash output, AWS key pair", ["hook", "claude"], dirty),
+    ("with --server: 100 KB, no secret", served, clean),
+    ("with --server: 100 KB, AWS key pair", served, dirty),
 ]:
+    if args is served:
+        # The server started (and warmed on both events) before the runs are timed.
+        for data_ in (clean, dirty):
+            subprocess.run([lh] + args[:-1] + ["--server=wait"], input=data_, check=True,
+                           capture_output=True)
     p50, p99, out = measure(args, data)
     if "pair" in name:
         assert key.encode() not in out and secret.encode() not in out, "not masked"

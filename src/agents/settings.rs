@@ -203,10 +203,16 @@ pub fn plan_install(agent: Agent, scope: Scope, env: &Env, command: &str) -> Res
     })
 }
 
-/// The plan that takes leakhound's hooks out of `agent`'s file at `scope`. `command` is what
-/// installing would write now: when the file is exactly what installing made of the backup
-/// (or of nothing), the backup comes back byte for byte (or the file goes).
-pub fn plan_uninstall(agent: Agent, scope: Scope, env: &Env, command: &str) -> Result<Plan, Error> {
+/// The plan that takes leakhound's hooks out of `agent`'s file at `scope`. `commands` are
+/// what installing would write now (with and without `--server`): when the file is exactly
+/// what installing one of them made of the backup (or of nothing), the backup comes back byte
+/// for byte (or the file goes).
+pub fn plan_uninstall(
+    agent: Agent,
+    scope: Scope,
+    env: &Env,
+    commands: &[String],
+) -> Result<Plan, Error> {
     let path = agent.settings_file(scope, env);
     let before = read(&path)?;
     let mut plan = Plan {
@@ -226,14 +232,17 @@ pub fn plan_uninstall(agent: Agent, scope: Scope, env: &Env, command: &str) -> R
         return Ok(plan);
     }
     let backup = read(&backup_path(&path)).ok().flatten();
+    let made = |from: Option<&str>| {
+        commands
+            .iter()
+            .any(|c| install_text(agent, from, c, &path).ok().as_ref() == Some(&text))
+    };
     match &backup {
-        Some(b) if install_text(agent, Some(b), command, &path).ok().as_ref() == Some(&text) => {
+        Some(b) if made(Some(b)) => {
             plan.after = Some(b.clone());
             plan.drop_backup = true;
         }
-        None if install_text(agent, None, command, &path).ok().as_ref() == Some(&text)
-            || is_skeleton(&removed) =>
-        {
+        None if made(None) || is_skeleton(&removed) => {
             // Installing created it, and nothing else was added since.
             plan.after = None;
         }

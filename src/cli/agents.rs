@@ -27,9 +27,14 @@ fn chosen(named: &[Agent], present: impl Fn(Agent) -> bool) -> Vec<Agent> {
     }
 }
 
-fn command_for(agent: Agent) -> Result<String> {
+fn command_for(agent: Agent, server: bool) -> Result<String> {
     let exe = std::env::current_exe().context("finding leakhound's own path")?;
-    Ok(agents::hook_command(&exe, agent))
+    let command = agents::hook_command(&exe, agent);
+    Ok(if server {
+        format!("{command} --server")
+    } else {
+        command
+    })
 }
 
 /// A diff for the terminal: the user's settings may hold keys of their own (an `env` block),
@@ -57,7 +62,10 @@ pub fn install(a: &AgentsSettings) -> Result<i32> {
     let code = apply(
         a,
         &list,
-        |agent| agents::plan_install(agent, scope, &env, &command_for(agent)?).map_err(Into::into),
+        |agent| {
+            agents::plan_install(agent, scope, &env, &command_for(agent, a.server)?)
+                .map_err(Into::into)
+        },
         "already installed in",
         |agent, plan| {
             let events: Vec<&str> = agent.installs().map(|e| e.name).collect();
@@ -135,7 +143,9 @@ pub fn uninstall(a: &AgentsSettings) -> Result<i32> {
         a,
         &list,
         |agent| {
-            agents::plan_uninstall(agent, scope, &env, &command_for(agent)?).map_err(Into::into)
+            // Installing with or without --server: either may have made the file.
+            let commands = [command_for(agent, false)?, command_for(agent, true)?];
+            Ok(agents::plan_uninstall(agent, scope, &env, &commands)?)
         },
         "not installed in",
         |agent, plan| {

@@ -391,6 +391,34 @@ pub struct HookArgs {
     pub audit_log: Option<PathBuf>,
     #[command(flatten)]
     pub rules: RulesArgs,
+    /// Answer from a per-user hook server that keeps the rules loaded between events
+    /// (docs/agents.md). `auto` (the default with no value): ask the server for these flags,
+    /// start one in the background when none answers and answer this event in this process;
+    /// `wait`: start one and wait for its answer (to check a set-up: a warning says why the
+    /// server was not used).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        num_args = 0..=1,
+        default_missing_value = "auto",
+        require_equals = true
+    )]
+    pub server: Option<ServerArg>,
+    /// With --server: a server exits after this many seconds without an event.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub server_idle: u64,
+    /// Run as the hook server at SOCKET (what --server starts).
+    #[arg(long, value_name = "SOCKET", hide = true)]
+    pub serve_at: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServerArg {
+    /// Ask the server; start one and answer in this process when none answers.
+    Auto,
+    /// Ask the server, starting one and waiting for it when none answers.
+    Wait,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -535,7 +563,7 @@ pub struct KernelPlace {
 pub enum AgentsCommand {
     /// Add leakhound's hooks (`leakhound hook AGENT`) to each agent's settings, keeping
     /// everything else in the file; a backup FILE.leakhound-backup is kept.
-    Install(AgentsArgs),
+    Install(AgentsInstallArgs),
     /// Remove leakhound's hooks and only those; a file is put back as it was before install.
     Uninstall(AgentsArgs),
     /// Per agent and scope: whether its folder exists, which events have leakhound's hook, and
@@ -571,6 +599,16 @@ pub struct AgentsArgs {
     /// Print the change as a diff and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Args)]
+pub struct AgentsInstallArgs {
+    #[command(flatten)]
+    pub agents: AgentsArgs,
+    /// Install hooks that answer from a per-user hook server (`leakhound hook AGENT
+    /// --server`): the rules loaded once, not once per tool call.
+    #[arg(long)]
+    pub server: bool,
 }
 
 impl From<AgentArg> for crate::agents::Agent {

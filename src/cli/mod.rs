@@ -93,7 +93,7 @@ fn run(command: Command) -> anyhow::Result<i32> {
             rules,
         } => stream::redact_notebook(&input, output.as_deref(), &settings::masker(rules)),
         Command::Scrub(a) => agents::scrub(&a.paths, &settings::scrub(a.opts)),
-        Command::Agents(AgentsCommand::Install(a)) => agents::install(&settings::agents_change(a)),
+        Command::Agents(AgentsCommand::Install(a)) => agents::install(&settings::agents_install(a)),
         Command::Agents(AgentsCommand::Uninstall(a)) => {
             agents::uninstall(&settings::agents_change(a))
         }

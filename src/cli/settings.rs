@@ -11,9 +11,9 @@
 //! event before it builds its engine, and errors come in the order they always did.
 
 use super::args::{
-    AgentArg, AgentsArgs, ColorChoice, EnvArgs, FilterArgs, GitArgs, HookArgs, ImageArgs,
-    InputArgs, KernelInstallArgs, KernelPlace, ListFormat, McpArgs, ReportArgs, RulesArgs,
-    RuntimeAuditArgs, ScaleArgs, ScanArgs, ScopeArg, ScrubOpts,
+    AgentArg, AgentsArgs, AgentsInstallArgs, ColorChoice, EnvArgs, FilterArgs, GitArgs, HookArgs,
+    ImageArgs, InputArgs, KernelInstallArgs, KernelPlace, ListFormat, McpArgs, ReportArgs,
+    RulesArgs, RuntimeAuditArgs, ScaleArgs, ScanArgs, ScopeArg, ScrubOpts, ServerArg,
 };
 use crate::agents::{Agent, Scope};
 use crate::deliver::FailOn;
@@ -368,20 +368,45 @@ pub struct HookSettings {
     pub fail_open: bool,
     pub report: Option<PathBuf>,
     pub audit_log: Option<PathBuf>,
-    /// Built for latency: one process per event.
+    /// Built for latency when one process answers one event; for throughput in a hook server.
     pub rules: MaskerRules,
+    pub server: HookServer,
+}
+
+/// Where a hook event is answered.
+pub enum HookServer {
+    /// In this process.
+    No,
+    /// By the hook server for these flags, started when none answers (`--server`); `wait`:
+    /// for it to start.
+    Ask { wait: bool },
+    /// This process is that server, at this socket (`--serve-at`).
+    Serve { socket: PathBuf, idle: Duration },
 }
 
 pub fn hook(a: HookArgs) -> HookSettings {
+    let idle = Duration::from_secs(a.server_idle);
+    let server = match (a.serve_at, a.server) {
+        (Some(socket), _) => HookServer::Serve { socket, idle },
+        (None, Some(mode)) => HookServer::Ask {
+            wait: mode == ServerArg::Wait,
+        },
+        (None, None) => HookServer::No,
+    };
+    let startup = match server {
+        HookServer::Serve { .. } => Startup::Throughput,
+        _ => Startup::Latency,
+    };
     HookSettings {
         agent: a.agent.into(),
         fail_open: a.fail_open,
         report: a.report,
         audit_log: a.audit_log,
         rules: MaskerRules {
-            startup: Startup::Latency,
+            startup,
             ..MaskerRules::new(a.rules)
         },
+        server,
     }
 }
 
@@ -421,6 +446,8 @@ pub struct AgentsSettings {
     pub agents: Vec<Agent>,
     pub scope: Scope,
     pub dry_run: bool,
+    /// The hooks installed ask the hook server (`hook --server`).
+    pub server: bool,
 }
 
 pub fn agents_change(a: AgentsArgs) -> AgentsSettings {
@@ -428,6 +455,14 @@ pub fn agents_change(a: AgentsArgs) -> AgentsSettings {
         agents: agents(a.agents),
         scope: a.scope.into(),
         dry_run: a.dry_run,
+        server: false,
+    }
+}
+
+pub fn agents_install(a: AgentsInstallArgs) -> AgentsSettings {
+    AgentsSettings {
+        server: a.server,
+        ..agents_change(a.agents)
     }
 }
 

@@ -27,6 +27,7 @@ mod fuzz_replay;
 mod git;
 mod gitleaks;
 mod golden;
+mod hook_server;
 mod hooks;
 #[cfg(feature = "db-validate")]
 mod hosts;

@@ -2,8 +2,13 @@
 //! event. The answer is always one valid JSON document and the exit code 0: the agents read
 //! a non-zero exit as a failed hook (most then go on as if it had not run), so a decision is
 //! only ever given in the JSON.
+//!
+//! With `--server` the event is answered by a hook server ([`server`]): the same [`answer`],
+//! in a process that keeps the rules loaded between events.
 
-use super::settings::HookSettings;
+mod server;
+
+use super::settings::{HookServer, HookSettings, MaskerRules};
 use super::EXIT_CLEAN;
 use crate::agents::Agent;
 use crate::engine::Engine;
@@ -13,47 +18,109 @@ use crate::respond::Audit;
 use anyhow::{Context as _, Result};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 pub fn hook(a: &HookSettings) -> Result<i32> {
-    let agent: Agent = a.agent;
+    if let HookServer::Serve { socket, idle } = &a.server {
+        return server::serve(a, socket, *idle);
+    }
     let mut input = Vec::new();
-    let event = std::io::stdin()
-        .read_to_end(&mut input)
+    let read = std::io::stdin().read_to_end(&mut input).map(|_| input);
+    if let (HookServer::Ask { wait }, Ok(input)) = (&a.server, &read) {
+        match server::ask(a, input, *wait) {
+            Ok(reply) => return emit(&reply),
+            // Not started yet: this event is answered here while it starts.
+            Err(server::Unanswered::Starting) => {}
+            Err(server::Unanswered::Failed(why)) => {
+                eprintln!("leakhound: warning: hook server not used: {why}")
+            }
+        }
+    }
+    let engine = Lazy::new(&a.rules);
+    let reply = answer(a, read, &engine);
+    // The process ends after this answer: freeing the engine's automata and compiled rules
+    // would only add to the agent's wait.
+    std::mem::forget(engine);
+    emit(&reply)
+}
+
+/// One event's answer: what goes to stdout and stderr (the exit code is always 0, see the
+/// module's comment). Made the same way in this process and in a hook server.
+pub(super) struct Reply {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+fn emit(reply: &Reply) -> Result<i32> {
+    std::io::stderr().write_all(&reply.stderr)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&reply.stdout)?;
+    out.flush()?;
+    Ok(EXIT_CLEAN)
+}
+
+/// Where [`answer`] gets its engine, once it has an event to answer: built then (one process
+/// per event), or built before (a hook server).
+pub(super) trait Engines {
+    /// The engine, or why it could not be built; what building it said on stderr goes to
+    /// `err`.
+    fn engine(&self, err: &mut Vec<u8>) -> Result<&Engine, &anyhow::Error>;
+}
+
+/// The engine built on first use, its messages written to stderr as they come.
+pub(super) struct Lazy<'a> {
+    rules: &'a MaskerRules,
+    built: OnceLock<Result<Engine>>,
+}
+
+impl<'a> Lazy<'a> {
+    pub fn new(rules: &'a MaskerRules) -> Lazy<'a> {
+        Lazy {
+            rules,
+            built: OnceLock::new(),
+        }
+    }
+}
+
+impl Engines for Lazy<'_> {
+    fn engine(&self, _: &mut Vec<u8>) -> Result<&Engine, &anyhow::Error> {
+        self.built
+            .get_or_init(|| self.rules.engine().context("building the rule engine"))
+            .as_ref()
+    }
+}
+
+/// The answer to the event read (or not) into `input`.
+pub(super) fn answer(
+    a: &HookSettings,
+    input: std::io::Result<Vec<u8>>,
+    engines: &dyn Engines,
+) -> Reply {
+    let agent: Agent = a.agent;
+    let mut err = Vec::new();
+    let event = input
         .map_err(|e| hook::HookError::NotJson(format!("reading stdin: {e}")))
-        .and_then(|_| hook::parse(agent, &input));
+        .and_then(|input| hook::parse(agent, &input));
     let event = match event {
         Ok(ev) => ev,
         Err(e) => {
-            warn(&format!("{}: {e}", agent.name()), a.fail_open);
+            warn(&mut err, &format!("{}: {e}", agent.name()), a.fail_open);
             let (out, outcome) = if a.fail_open {
                 (serde_json::json!({}), Disposition::Unscanned)
             } else {
                 (hook::unreadable(agent, &e), Disposition::Withheld)
             };
-            record(a, agent.name(), "(unreadable)", outcome, &[]);
-            return print(&out);
+            record(&mut err, a, agent.name(), "(unreadable)", outcome, &[]);
+            return reply(&out, err);
         }
     };
-    let engine = a.rules.engine().context("building the rule engine");
-    let answered = engine.and_then(|engine| {
-        let answer = event.answer(&engine)?;
-        Ok((engine, answer))
-    });
-    let (engine, mut answer) = match answered {
-        Ok(done) => done,
-        Err(e) => {
-            warn(
-                &format!("{} {}: {e:#}", agent.name(), event.name()),
-                a.fail_open,
-            );
-            if a.fail_open {
-                record(a, agent.name(), event.name(), Disposition::Unscanned, &[]);
-                return print(&serde_json::json!({}));
-            }
-            let answer = event.withheld();
-            record(a, agent.name(), event.name(), answer.outcome, &[]);
-            return print(&answer.stdout);
-        }
+    let engine = match engines.engine(&mut err) {
+        Ok(engine) => engine,
+        Err(e) => return failed(a, &event, e, err),
+    };
+    let mut answer = match event.answer(engine) {
+        Ok(answer) => answer,
+        Err(e) => return failed(a, &event, &e.into(), err),
     };
     if let Some(path) = answer.persisted.take() {
         let home = crate::agents::Env::from_process().map(|env| env.claude_home());
@@ -61,51 +128,75 @@ pub fn hook(a: &HookSettings) -> Result<i32> {
             .map_err(|_| "Claude's config folder could not be placed (HOME not set?)")
             .and_then(|home| persisted_target(&path, &home));
         match target {
-            Ok(real) => mask_persisted(&engine, &real, &event, &mut answer),
+            Ok(real) => mask_persisted(&mut err, engine, &real, &event, &mut answer),
             // The path is the event's text: not repeated.
-            Err(why) => eprintln!(
-                "leakhound: note: {} {}: the persisted output was not masked: {why} (only a \
-                 file in a tool-results folder under CLAUDE_CONFIG_DIR or ~/.claude is \
-                 rewritten)",
-                agent.name(),
-                event.name()
-            ),
+            Err(why) => {
+                let _ = writeln!(
+                    err,
+                    "leakhound: note: {} {}: the persisted output was not masked: {why} (only \
+                     a file in a tool-results folder under CLAUDE_CONFIG_DIR or ~/.claude is \
+                     rewritten)",
+                    agent.name(),
+                    event.name()
+                );
+            }
         }
     }
     if let Some(note) = &answer.note {
-        eprintln!("leakhound: note: {note}");
+        let _ = writeln!(err, "leakhound: note: {note}");
     }
     record(
+        &mut err,
         a,
         agent.name(),
         event.name(),
         answer.outcome,
         &answer.findings,
     );
-    // The process ends after this answer: freeing the engine's automata and compiled rules
-    // would only add to the agent's wait.
-    std::mem::forget(engine);
-    print(&answer.stdout)
+    reply(&answer.stdout, err)
 }
 
-fn warn(what: &str, fail_open: bool) {
+/// The answer when the event could not be scanned: let through (`--fail-open`) or withheld.
+fn failed(a: &HookSettings, event: &Event, e: &anyhow::Error, mut err: Vec<u8>) -> Reply {
+    let agent = a.agent.name();
+    warn(
+        &mut err,
+        &format!("{agent} {}: {e:#}", event.name()),
+        a.fail_open,
+    );
+    if a.fail_open {
+        record(
+            &mut err,
+            a,
+            agent,
+            event.name(),
+            Disposition::Unscanned,
+            &[],
+        );
+        return reply(&serde_json::json!({}), err);
+    }
+    let answer = event.withheld();
+    record(&mut err, a, agent, event.name(), answer.outcome, &[]);
+    reply(&answer.stdout, err)
+}
+
+fn warn(err: &mut Vec<u8>, what: &str, fail_open: bool) {
     let then = if fail_open {
         "let through unscanned (--fail-open)"
     } else {
         "withheld (fail closed)"
     };
-    eprintln!(
+    let _ = writeln!(
+        err,
         "leakhound: warning: {}; {then}",
         crate::report::printable(what)
     );
 }
 
-fn print(v: &serde_json::Value) -> Result<i32> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, v)?;
-    writeln!(out)?;
-    out.flush()?;
-    Ok(EXIT_CLEAN)
+fn reply(v: &serde_json::Value, stderr: Vec<u8>) -> Reply {
+    let mut stdout = serde_json::to_vec(v).expect("a JSON value serializes");
+    stdout.push(b'\n');
+    Reply { stdout, stderr }
 }
 
 /// The file a Claude event names as its persisted output, if it is one leakhound may
@@ -146,7 +237,13 @@ fn persisted_target(path: &str, claude_home: &Path) -> Result<PathBuf, &'static 
 /// Mask the file an agent keeps a long tool output in (Claude's `persistedOutputPath`), in
 /// place: the model can read it later, and it stays on disk. Written to a sibling and renamed
 /// over, with the file's permissions; a symlink or special file is left alone.
-fn mask_persisted(engine: &Engine, path: &Path, event: &Event, answer: &mut Answer) {
+fn mask_persisted(
+    err: &mut Vec<u8>,
+    engine: &Engine,
+    path: &Path,
+    event: &Event,
+    answer: &mut Answer,
+) {
     let result = (|| -> Result<Vec<Finding>> {
         let meta = std::fs::symlink_metadata(path)?;
         if !meta.file_type().is_file() {
@@ -173,23 +270,33 @@ fn mask_persisted(engine: &Engine, path: &Path, event: &Event, answer: &mut Answ
             }
             answer.findings.extend(found);
         }
-        Err(e) => eprintln!(
-            "leakhound: warning: {} {}: could not mask the persisted output {}: {e:#}",
-            event.agent().name(),
-            event.name(),
-            crate::report::printable(&path.display().to_string())
-        ),
+        Err(e) => {
+            let _ = writeln!(
+                err,
+                "leakhound: warning: {} {}: could not mask the persisted output {}: {e:#}",
+                event.agent().name(),
+                event.name(),
+                crate::report::printable(&path.display().to_string())
+            );
+        }
     }
 }
 
 /// The report (`--report`) and the audit log (`--audit-log`). A failure to write either is a
 /// warning: the answer to the agent matters more than its record.
-fn record(a: &HookSettings, agent: &str, event: &str, outcome: Disposition, findings: &[Finding]) {
+fn record(
+    err: &mut Vec<u8>,
+    a: &HookSettings,
+    agent: &str,
+    event: &str,
+    outcome: Disposition,
+    findings: &[Finding],
+) {
     if let Some(p) = &a.report {
         if !findings.is_empty() {
             let written = append(p, findings);
             if let Err(e) = written {
-                eprintln!("leakhound: warning: --report {}: {e:#}", p.display());
+                let _ = writeln!(err, "leakhound: warning: --report {}: {e:#}", p.display());
             }
         }
     }
@@ -203,7 +310,9 @@ fn record(a: &HookSettings, agent: &str, event: &str, outcome: Disposition, find
                     audit.agent_hook(agent, event, outcome.name(), Some(f));
                 }
             }
-            Err(e) => eprintln!("leakhound: warning: --audit-log: {e}"),
+            Err(e) => {
+                let _ = writeln!(err, "leakhound: warning: --audit-log: {e}");
+            }
         }
     }
 }
