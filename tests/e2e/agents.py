@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -176,8 +177,8 @@ def check(agent, args, protected):
         ws = Workspace(root)
         if protected:
             env = base_env(ws, args.bin_dir)
-            r = subprocess.run([args.leakhound, "agents", "install", "--agent", agent.name], cwd=ws.ws, env=env,
-                               capture_output=True, text=True, timeout=60)
+            install = [args.leakhound, "agents", "install", "--agent", agent.name] + (["--server"] if args.server else [])
+            r = subprocess.run(install, cwd=ws.ws, env=env, capture_output=True, text=True, timeout=60)
             (ws.logs / "install.txt").write_text(r.stdout + r.stderr)
             if r.returncode != 0:
                 return [f"`leakhound agents install --agent {agent.name}` exited {r.returncode}: {r.stderr.strip()}"]
@@ -215,7 +216,27 @@ def check(agent, args, protected):
                                     "the harness could not see this leak")
             if not protected and session == "prompt" and not recorder.requests:
                 failures.append(f"{mode} prompt: the agent sent no request at all")
+        if protected and args.server:
+            failures += served(ws)
     return failures
+
+
+def served(ws):
+    """With --server: the hook servers the hooks started (their sockets are under TMPDIR, which
+    base_env puts in the run's folder) must have answered events, and are stopped here. Each
+    lock file says `PID EVENTS`."""
+    servers = []
+    for lock in (ws.root / "tmp").glob("leakhound-*/hook-*.lock"):
+        pid, events = lock.read_text().split()
+        servers.append((int(pid), int(events)))
+        try:
+            os.kill(int(pid), signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    print(f"  hook servers (pid, events answered): {servers}")
+    if not any(events for _, events in servers):
+        return [f"--server: no hook server answered an event ({servers})"]
+    return []
 
 
 def main():
@@ -225,6 +246,8 @@ def main():
     ap.add_argument("--bin-dir", required=True, type=Path)
     ap.add_argument("--mode", default="both", choices=["bare", "protected", "both"])
     ap.add_argument("--keep", help="keep each run's HOME, workspace and logs under this folder")
+    ap.add_argument("--server", action="store_true",
+                    help="protected runs: install the hooks with --server and require that a hook server answered")
     ap.add_argument("--record", type=Path,
                     help="protected runs: append every hook event the agent sends to this JSONL file")
     args = ap.parse_args()

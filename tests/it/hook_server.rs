@@ -60,15 +60,32 @@ impl Served {
         v
     }
 
-    /// The process ids the servers' lock files name.
-    fn pids(&self) -> Vec<i32> {
+    /// Each server's process id and the number of events it answered, as its lock file
+    /// says (`PID EVENTS`).
+    fn servers(&self) -> Vec<(i32, u64)> {
         let Ok(dir) = std::fs::read_dir(self.sockets_dir()) else {
             return Vec::new();
         };
         dir.map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|x| x == "lock"))
-            .filter_map(|p| std::fs::read_to_string(p).ok()?.trim().parse().ok())
+            .map(|p| {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let (pid, events) = text
+                    .trim()
+                    .split_once(' ')
+                    .unwrap_or_else(|| panic!("{text:?}"));
+                (pid.parse().unwrap(), events.parse().unwrap())
+            })
             .collect()
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        self.servers().into_iter().map(|(pid, _)| pid).collect()
+    }
+
+    /// Events answered by any server.
+    fn answered(&self) -> u64 {
+        self.servers().into_iter().map(|(_, n)| n).sum()
     }
 }
 
@@ -166,6 +183,9 @@ fn a_server_answers_every_event_as_one_process_does() {
         after.contains("[REDACTED:aws.secret-access-key]"),
         "{after}"
     );
+    // Every event sent with --server=wait was answered by a server: 4 events with each of
+    // the two sets of flags, and the persisted one.
+    assert_eq!(s.answered(), 9, "{:?}", s.servers());
     // Every server's process is alive, and its socket is closed to others.
     let pids = s.pids();
     assert_eq!(pids.len(), 2);
@@ -208,6 +228,7 @@ fn a_changed_rules_file_is_answered_by_a_new_server() {
     assert_eq!(auto.stdout, after.stdout);
     assert_eq!(auto.stderr, "");
     assert_eq!(s.sockets().len(), 2);
+    assert_eq!(s.answered(), 3, "{:?}", s.servers());
 }
 
 #[test]
@@ -233,6 +254,7 @@ fn a_socket_folder_others_may_enter_is_not_used() {
         crate::util::assert_no_piece(&r.stderr, &key, mode);
     }
     assert!(s.sockets().is_empty());
+    assert_eq!(s.answered(), 0);
 }
 
 #[test]
@@ -250,6 +272,7 @@ fn an_idle_server_ends_and_the_next_event_starts_another() {
     }
     assert!(!alive(pid), "the server did not end");
     assert!(s.sockets().is_empty(), "its socket was left behind");
+    assert!(s.servers().is_empty(), "its lock file was left behind");
     let again = s.hook(&args, &ev);
     assert_eq!(again.stdout, first.stdout);
     assert_eq!(again.stderr, "");

@@ -6,7 +6,8 @@
 //! fake model whole: the proof that the harness would see a leak. After `leakhound agents
 //! install --agent NAME` and nothing else, no request may hold an 8-character piece of any of
 //! them, raw or in any JSON string, and the agent must still get through every tool call.
-//! The harness prints what failed (never a credential); its exit code is the verdict.
+//! The harness prints what failed (never a credential); its exit code is the verdict. Claude
+//! Code runs once more with the hooks installed with `--server` (the hook server).
 
 use crate::util::{bin, missing_message, pin, require_python_modules, Sandbox};
 use std::path::{Path, PathBuf};
@@ -20,6 +21,11 @@ fn agents_bin() -> PathBuf {
 /// the real agent sent (agent_fixtures.rs).
 #[track_caller]
 fn run(agent: &str, package: &str, pin_name: &str, record: bool) {
+    run_with(agent, package, pin_name, record, &[]);
+}
+
+#[track_caller]
+fn run_with(agent: &str, package: &str, pin_name: &str, record: bool, extra: &[&str]) {
     let dir = agents_bin();
     let version = pin(pin_name);
     let manifest = dir.join(format!("../{package}/package.json"));
@@ -45,7 +51,8 @@ fn run(agent: &str, package: &str, pin_name: &str, record: bool) {
         .args(["--agent", agent, "--leakhound"])
         .arg(bin())
         .arg("--bin-dir")
-        .arg(&dir);
+        .arg(&dir)
+        .args(extra);
     if record {
         c.arg("--record").arg(&events);
     }
@@ -69,6 +76,20 @@ fn run(agent: &str, package: &str, pin_name: &str, record: bool) {
 #[test]
 fn claude_code_masks_with_nothing_added_by_hand() {
     run("claude", "@anthropic-ai/claude-code", "CLAUDE_CODE", false);
+}
+
+/// The hooks installed with `--server`: the events after the first are answered by the hook
+/// server the first one started (the harness requires that it answered some), and nothing
+/// reaches the model either way.
+#[test]
+fn claude_code_masks_through_the_hook_server() {
+    run_with(
+        "claude",
+        "@anthropic-ai/claude-code",
+        "CLAUDE_CODE",
+        false,
+        &["--mode", "protected", "--server"],
+    );
 }
 
 #[test]

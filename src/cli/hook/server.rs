@@ -344,7 +344,7 @@ pub fn serve(a: &HookSettings, socket: &Path, idle: Duration) -> Result<i32> {
     let dir = socket.parent().context("the socket has no folder")?;
     private_dir(dir).map_err(anyhow::Error::msg)?;
     let lock_path = socket.with_extension("lock");
-    let mut lock = std::fs::OpenOptions::new()
+    let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
@@ -356,9 +356,16 @@ pub fn serve(a: &HookSettings, socket: &Path, idle: Duration) -> Result<i32> {
         Err(std::fs::TryLockError::WouldBlock) => return Ok(super::EXIT_CLEAN),
         Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
     }
-    // The lock file names the server's process, for whoever wants to stop it.
+    // The lock file says the server's process (for whoever wants to stop it) and how many
+    // events it has answered (to tell whether the hooks reach it): `PID EVENTS`.
     lock.set_len(0)?;
-    writeln!(lock, "{}", std::process::id())?;
+    let said_at = |lock: &std::fs::File, events: u64| {
+        // The line only grows: written over in place, nothing of the last one is left.
+        let line = format!("{} {events}\n", std::process::id());
+        std::os::unix::fs::FileExt::write_all_at(lock, line.as_bytes(), 0)
+    };
+    said_at(&lock, 0)?;
+    let answered = std::sync::Mutex::new((lock, 0u64));
     // The key as the client that started this server saw it: building the engine may make
     // a file it names (the fingerprint key, on first use), and later clients then ask
     // another server.
@@ -382,11 +389,16 @@ pub fn serve(a: &HookSettings, socket: &Path, idle: Duration) -> Result<i32> {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
             BUSY.fetch_add(1, SeqCst);
-            let (built, key) = (&built, &key);
+            let (built, key, answered) = (&built, &key, &answered);
             s.spawn(move || {
                 // A connection that fails mid-way fails alone; its client answers the event
                 // in its own process.
-                let _ = handle(&stream, a, key, built);
+                if let Ok(true) = handle(&stream, a, key, built) {
+                    if let Ok(mut count) = answered.lock() {
+                        count.1 += 1;
+                        let _ = said_at(&count.0, count.1);
+                    }
+                }
                 LAST.store(now(), SeqCst);
                 BUSY.fetch_sub(1, SeqCst);
             });
@@ -405,17 +417,22 @@ fn watch(socket: &Path, bound: u64, idle: Duration, now: impl Fn() -> u64) {
             std::process::exit(0);
         }
         if BUSY.load(SeqCst) == 0 && now().saturating_sub(LAST.load(SeqCst)) >= idle.as_secs() {
+            // The lock file too. A server starting meanwhile that had opened it finds it
+            // held and ends, or takes it once this one ends and serves on with its lock file
+            // out of sight: rare, and it changes nothing of an answer.
             let _ = std::fs::remove_file(socket);
+            let _ = std::fs::remove_file(socket.with_extension("lock"));
             std::process::exit(0);
         }
     }
 }
 
-fn handle(stream: &UnixStream, a: &HookSettings, key: &[u8; 16], built: &Built) -> Result<()> {
+/// Answers one connection's event; whether it did.
+fn handle(stream: &UnixStream, a: &HookSettings, key: &[u8; 16], built: &Built) -> Result<bool> {
     stream.set_read_timeout(Some(SERVER_IO))?;
     stream.set_write_timeout(Some(SERVER_IO))?;
     if peer_uid(stream) != Some(euid()) {
-        return Ok(());
+        return Ok(false);
     }
     let mut r = BufReader::new(stream);
     let mut head = [0u8; 20];
@@ -427,7 +444,8 @@ fn handle(stream: &UnixStream, a: &HookSettings, key: &[u8; 16], built: &Built) 
     if head[4..] != key[..] {
         w.write_all(REPLY)?;
         w.write_all(&[OTHER_KEY])?;
-        return Ok(w.flush()?);
+        w.flush()?;
+        return Ok(false);
     }
     let input = read_bytes(&mut r)?;
     let reply = answer(a, Ok(input), built);
@@ -435,7 +453,8 @@ fn handle(stream: &UnixStream, a: &HookSettings, key: &[u8; 16], built: &Built) 
     w.write_all(&[ANSWERED])?;
     write_bytes(&mut w, &reply.stdout)?;
     write_bytes(&mut w, &reply.stderr)?;
-    Ok(w.flush()?)
+    w.flush()?;
+    Ok(true)
 }
 
 /// The uid of the process at the other end.
