@@ -356,16 +356,11 @@ pub fn serve(a: &HookSettings, socket: &Path, idle: Duration) -> Result<i32> {
         Err(std::fs::TryLockError::WouldBlock) => return Ok(super::EXIT_CLEAN),
         Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
     }
-    // The lock file says the server's process (for whoever wants to stop it) and how many
-    // events it has answered (to tell whether the hooks reach it): `PID EVENTS`.
     lock.set_len(0)?;
-    let said_at = |lock: &std::fs::File, events: u64| {
-        // The line only grows: written over in place, nothing of the last one is left.
-        let line = format!("{} {events}\n", std::process::id());
-        std::os::unix::fs::FileExt::write_all_at(lock, line.as_bytes(), 0)
+    let tally = Tally {
+        lock: std::sync::Mutex::new((lock, 0)),
     };
-    said_at(&lock, 0)?;
-    let answered = std::sync::Mutex::new((lock, 0u64));
+    tally.add(0)?;
     // The key as the client that started this server saw it: building the engine may make
     // a file it names (the fingerprint key, on first use), and later clients then ask
     // another server.
@@ -389,16 +384,11 @@ pub fn serve(a: &HookSettings, socket: &Path, idle: Duration) -> Result<i32> {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
             BUSY.fetch_add(1, SeqCst);
-            let (built, key, answered) = (&built, &key, &answered);
+            let (built, key, tally) = (&built, &key, &tally);
             s.spawn(move || {
                 // A connection that fails mid-way fails alone; its client answers the event
                 // in its own process.
-                if let Ok(true) = handle(&stream, a, key, built) {
-                    if let Ok(mut count) = answered.lock() {
-                        count.1 += 1;
-                        let _ = said_at(&count.0, count.1);
-                    }
-                }
+                let _ = handle(&stream, a, key, built, tally);
                 LAST.store(now(), SeqCst);
                 BUSY.fetch_sub(1, SeqCst);
             });
@@ -427,12 +417,34 @@ fn watch(socket: &Path, bound: u64, idle: Duration, now: impl Fn() -> u64) {
     }
 }
 
-/// Answers one connection's event; whether it did.
-fn handle(stream: &UnixStream, a: &HookSettings, key: &[u8; 16], built: &Built) -> Result<bool> {
+/// The lock file, which says the server's process (for whoever wants to stop it) and how
+/// many events it has answered (to tell whether the hooks reach it): `PID EVENTS`.
+struct Tally {
+    lock: std::sync::Mutex<(std::fs::File, u64)>,
+}
+
+impl Tally {
+    fn add(&self, events: u64) -> std::io::Result<()> {
+        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        held.1 += events;
+        // The line only grows: written over in place, nothing of the last one is left.
+        let line = format!("{} {}\n", std::process::id(), held.1);
+        std::os::unix::fs::FileExt::write_all_at(&held.0, line.as_bytes(), 0)
+    }
+}
+
+/// Answers one connection's event.
+fn handle(
+    stream: &UnixStream,
+    a: &HookSettings,
+    key: &[u8; 16],
+    built: &Built,
+    tally: &Tally,
+) -> Result<()> {
     stream.set_read_timeout(Some(SERVER_IO))?;
     stream.set_write_timeout(Some(SERVER_IO))?;
     if peer_uid(stream) != Some(euid()) {
-        return Ok(false);
+        return Ok(());
     }
     let mut r = BufReader::new(stream);
     let mut head = [0u8; 20];
@@ -444,17 +456,17 @@ fn handle(stream: &UnixStream, a: &HookSettings, key: &[u8; 16], built: &Built) 
     if head[4..] != key[..] {
         w.write_all(REPLY)?;
         w.write_all(&[OTHER_KEY])?;
-        w.flush()?;
-        return Ok(false);
+        return Ok(w.flush()?);
     }
     let input = read_bytes(&mut r)?;
     let reply = answer(a, Ok(input), built);
+    // Counted before it is sent: whoever reads the count after the client is done sees it.
+    tally.add(1)?;
     w.write_all(REPLY)?;
     w.write_all(&[ANSWERED])?;
     write_bytes(&mut w, &reply.stdout)?;
     write_bytes(&mut w, &reply.stderr)?;
-    w.flush()?;
-    Ok(true)
+    Ok(w.flush()?)
 }
 
 /// The uid of the process at the other end.
