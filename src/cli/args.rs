@@ -406,7 +406,8 @@ pub struct HookArgs {
     )]
     pub server: Option<ServerArg>,
     /// With --server: a server exits after this many seconds without an event.
-    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub server_idle: u64,
     /// Run as the hook server at SOCKET (what --server starts).
     #[arg(long, value_name = "SOCKET", hide = true)]

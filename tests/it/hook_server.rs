@@ -1,7 +1,8 @@
 //! `leakhound hook AGENT --server`: the answer of a hook server is the answer of one process
 //! per event, byte for byte on stdout and stderr; a change to the flags or the config is a new
-//! server; a socket folder others may enter is not used; an idle server ends; `agents install
-//! --server` installs the flag and `uninstall` takes it back out.
+//! server; a socket folder others may enter is not used; an idle server ends; a connection
+//! that is not an event costs the server nothing else; `agents install --server` installs the
+//! flag and `uninstall` takes it back out.
 
 use crate::util::{fake_aws, Run, Sandbox};
 use std::path::{Path, PathBuf};
@@ -309,4 +310,52 @@ fn agents_install_server_adds_the_flag_and_uninstall_takes_it_out() {
     assert!(command.ends_with("hook claude --server"), "{command}");
     run(&["agents", "uninstall", "--agent", "claude"]);
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), before);
+}
+
+/// Bytes that are not an event (another program, a client cut off, a length that lies) cost
+/// the server nothing but that connection: it goes on answering, and counts none of them.
+#[test]
+fn a_server_survives_connections_that_are_not_events() {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    let s = Served::new();
+    let (_, _, ev) = bash_event(1205, "");
+    let args = with(&["claude"], &with(IDLE, &["--server=wait"]));
+    let first = s.hook(&args, &ev);
+    assert_eq!(first.stderr, "");
+    let socket = s.sockets().pop().unwrap();
+    // The key is the socket's name: `hook-HEX.sock`.
+    let name = socket.file_stem().unwrap().to_str().unwrap();
+    let key: Vec<u8> = (0..16)
+        .map(|i| u8::from_str_radix(&name[5 + 2 * i..7 + 2 * i], 16).unwrap())
+        .collect();
+    let mut lying = b"LHQ1".to_vec();
+    lying.extend_from_slice(&key);
+    lying.extend_from_slice(&(1u64 << 62).to_le_bytes());
+    lying.extend_from_slice(b"{\"hook_event_name\":");
+    let mut wrong_key = b"LHQ1".to_vec();
+    wrong_key.extend_from_slice(&[0u8; 16]);
+    for (what, bytes) in [
+        ("an HTTP request", b"GET / HTTP/1.0\r\n\r\n".to_vec()),
+        ("nothing", Vec::new()),
+        ("half a header", b"LHQ1\x00\x01".to_vec()),
+        ("a length that lies", lying),
+        ("another key", wrong_key),
+    ] {
+        let mut c = UnixStream::connect(&socket).unwrap();
+        c.write_all(&bytes).unwrap();
+        c.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut back = Vec::new();
+        let _ = c.read_to_end(&mut back);
+        // Only another key is answered (with a refusal, and no event); the rest are dropped.
+        if what == "another key" {
+            assert_eq!(back, b"LHA1\x01", "{what}");
+        } else {
+            assert!(back.is_empty(), "{what}: {back:?}");
+        }
+    }
+    let again = s.hook(&args, &ev);
+    assert_eq!(again.stdout, first.stdout);
+    assert_eq!(again.stderr, "");
+    assert_eq!(s.answered(), 2, "{:?}", s.servers());
 }

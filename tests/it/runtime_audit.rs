@@ -124,7 +124,15 @@ fn every_credential_the_runtime_can_reach_is_found_paired_and_validated() {
     // Each endpoint's key id, secret and session token are one set, checked live by STS.
     for (path, set, status) in [imds, ecs] {
         assert!(!set.is_empty(), "{path}: not paired");
-        assert_eq!(status, "live", "{path}");
+        // Why not, when not: a run under full CI load once had the container's set skipped.
+        let reasons: Vec<&Value> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["credential_set"] == set.as_str())
+            .map(|f| &f["validation"])
+            .collect();
+        assert_eq!(status, "live", "{path}: {reasons:?}");
         let parts: Vec<&str> = doc["findings"]
             .as_array()
             .unwrap()
