@@ -22,20 +22,8 @@ pub(crate) fn run(sb: &Sandbox, args: &[&str], stdin: Option<&[u8]>) -> crate::u
     let mut c = sb.cmd();
     c.args(args)
         .env("HOME", sb.path("home"))
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(if stdin.is_some() {
-            std::process::Stdio::piped()
-        } else {
-            std::process::Stdio::null()
-        })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    if let Some(input) = stdin {
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(input).unwrap();
-    }
-    crate::util::to_run(child.wait_with_output().unwrap())
+        .env_remove("XDG_CONFIG_HOME");
+    crate::util::run_with_stdin(c, stdin)
 }
 
 /// The note every masker gives when it passes over the working directory's config.

@@ -4,9 +4,9 @@
 //! that is not an event costs the server nothing else; `agents install --server` installs the
 //! flag and `uninstall` takes it back out.
 
-use crate::util::{fake_aws, Run, Sandbox};
+use crate::util::{fake_aws, run_with_stdin, Run, Sandbox};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// A sandbox whose HOME and runtime folder are its own; its hook servers are stopped when it
 /// is dropped (and would idle out after 20 s anyway).
@@ -36,14 +36,8 @@ impl Served {
             .env("CLAUDE_CONFIG_DIR", self.sb.path("claude"))
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_STATE_HOME")
-            .env_remove("LEAKHOUND_FINGERPRINT_KEY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(event).unwrap();
-        let r = crate::util::to_run(child.wait_with_output().unwrap());
+            .env_remove("LEAKHOUND_FINGERPRINT_KEY");
+        let r = run_with_stdin(c, Some(event));
         assert_eq!(r.code, 0, "{}", r.stderr);
         r
     }
@@ -288,18 +282,12 @@ fn agents_install_server_adds_the_flag_and_uninstall_takes_it_out() {
     let before = "{\n  \"model\": \"opus\"\n}\n";
     sb.write("home/.claude/settings.json", before);
     let run = |args: &[&str]| {
-        let out = sb
-            .cmd()
-            .args(args)
+        let mut c = sb.cmd();
+        c.args(args)
             .env("HOME", &home)
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .env_remove("CLAUDE_CONFIG_DIR");
+        let r = run_with_stdin(c, None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
     };
     run(&["agents", "install", "--agent", "claude", "--server"]);
     let text = std::fs::read_to_string(&settings).unwrap();

@@ -160,19 +160,8 @@ fn claude_persisted_output_is_masked_in_place_with_its_permissions() {
 fn persisted_hook(sb: &Sandbox, ev: &Event) -> Run {
     let mut c = sb.cmd();
     c.args(["hook", "claude"])
-        .env("CLAUDE_CONFIG_DIR", sb.path("claude"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(ev.text.as_bytes())
-        .unwrap();
-    let r = crate::util::to_run(child.wait_with_output().unwrap());
+        .env("CLAUDE_CONFIG_DIR", sb.path("claude"));
+    let r = crate::util::run_with_stdin(c, Some(ev.text.as_bytes()));
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!ev.leaks(&r.stdout), "a secret in the answer: {}", r.stdout);
     assert!(!ev.leaks(&r.stderr), "a secret on stderr: {}", r.stderr);

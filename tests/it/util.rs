@@ -59,19 +59,25 @@ impl Sandbox {
 
     pub fn run_stdin(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
         let mut c = self.cmd();
-        c.args(args).stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-        c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        if let Some(input) = stdin {
-            let mut s = child.stdin.take().unwrap();
-            s.write_all(input).unwrap();
-        }
-        to_run(child.wait_with_output().unwrap())
+        c.args(args);
+        run_with_stdin(c, stdin)
     }
+}
+
+/// Run `c` (a command set up with its own environment) with `stdin` written to it, or none.
+pub fn run_with_stdin(mut c: Command, stdin: Option<&[u8]>) -> Run {
+    c.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    if let Some(input) = stdin {
+        let mut s = child.stdin.take().unwrap();
+        s.write_all(input).unwrap();
+    }
+    to_run(child.wait_with_output().unwrap())
 }
 
 pub fn bin() -> &'static Path {
