@@ -120,6 +120,8 @@ pub struct Engine {
     /// For each keyword (automaton pattern id), the rules that listed it.
     keyword_rules: Vec<Vec<usize>>,
     longest_keyword: usize,
+    /// The widest window of any rule ([`Engine::max_window`]): how far a match can reach.
+    widest: usize,
     /// Report `requires` rules without their companion (see [`Engine::without_companions`]).
     ignore_requires: bool,
     /// Keep token-shaped matches that fail a checksum or read like placeholders (see
@@ -244,12 +246,14 @@ impl Engine {
             ),
         };
         let longest_keyword = keywords.iter().map(|k| k.len()).max().unwrap_or(0);
+        let widest = compiled.iter().map(|c| c.window).max().unwrap_or(0);
         Ok(Engine {
             rules,
             compiled,
             keywords: automaton,
             keyword_rules,
             longest_keyword,
+            widest,
             ignore_requires: false,
             masking: false,
             fingerprint_key: key,
@@ -287,7 +291,7 @@ impl Engine {
 
     /// The widest window of any rule: no match is longer.
     pub fn max_window(&self) -> usize {
-        self.compiled.iter().map(|c| c.window).max().unwrap_or(0)
+        self.widest
     }
 
     /// For a stream filter that keeps `context` bytes of what it forwarded for its next scan:

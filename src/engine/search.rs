@@ -3,7 +3,6 @@
 //! overlaps that turn raw matches into findings' matches.
 
 use super::{build_regex, reject, Confirmer, Engine, Match, CHUNK};
-use crate::rules::MAX_WINDOW;
 use rayon::prelude::*;
 use regex_automata::{meta, util::primitives::NonMaxUsize, Anchored, Input};
 
@@ -95,15 +94,24 @@ impl Engine {
     /// The keyword hits (rule, start) within a window's reach of `range` but outside it,
     /// sorted: where a match in one of the range's windows may start.
     fn hits_around(&self, hay: &[u8], range: &std::ops::Range<usize>) -> Vec<(usize, usize)> {
-        let reach = MAX_WINDOW + self.longest_keyword;
+        let reach = self.widest + self.longest_keyword;
         let from = range.start.saturating_sub(reach);
         let to = (range.end + reach).min(hay.len());
         let mut out = Vec::new();
-        self.keywords.for_each(hay, from..to, &mut |k, start, _| {
+        let mut keep = |k: usize, start: usize, _| {
             if !range.contains(&start) {
                 out.extend(self.keyword_rules[k].iter().map(|&r| (r, start)));
             }
-        });
+        };
+        if range.len() < self.longest_keyword {
+            self.keywords.for_each(hay, from..to, &mut keep);
+        } else {
+            // Each side alone, not the range between them (the chunk's own walk has seen it);
+            // the left side reaches into the range as far as what starts before it can end.
+            let left = range.start + self.longest_keyword.saturating_sub(1);
+            self.keywords.for_each(hay, from..left, &mut keep);
+            self.keywords.for_each(hay, range.end..to, &mut keep);
+        }
         out.sort_unstable();
         out
     }
@@ -335,7 +343,7 @@ fn longest(ms: &[Match]) -> usize {
 
 /// The matches of `ms` (sorted by start, none longer than `longest`) that may reach into
 /// `lo..=hi`: one that starts more than `longest` before `lo` ends before it. A bound far
-/// tighter than `MAX_WINDOW` where matches are dense (a file of 200k secrets).
+/// tighter than `rules::MAX_WINDOW` where matches are dense (a file of 200k secrets).
 fn reaching(ms: &[Match], longest: usize, lo: usize, hi: usize) -> std::ops::Range<usize> {
     ms.partition_point(|o| o.start < lo.saturating_sub(longest))
         ..ms.partition_point(|o| o.start <= hi)
