@@ -38,9 +38,27 @@ pub(super) fn automaton(
 /// placeholder, is still masked (its finding says `low`); documentation's own examples are
 /// not.
 pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
+    // Every check only rejects, so their order changes nothing but the time: the cheap ones
+    // that reject often come first (on the generated tree, per call: the literal check ~240
+    // cycles and 22 % rejected, the documentation keys ~300 and 19 %, entropy ~1,500 and
+    // 48 %; the placeholder words ~2,200 and 31 %, the dictionary ~4,400 and 23 %, the
+    // generic name checks ~3,200 and 16 %).
     let secret = &hay[m.span()];
+    if rule.literal && !super::literal::is_literal(hay, m) {
+        return false;
+    }
     if is_documentation_example(secret) {
         return false;
+    }
+    if let Some(min) = rule.entropy {
+        if shannon_entropy(secret) < min {
+            return false;
+        }
+    }
+    if let Some(c) = rule.checksum {
+        if !masking && !checksum_ok(c, secret) {
+            return false;
+        }
     }
     // Identifiers (AWS key ids) are not checked for placeholder words, which a random id can
     // hold, only for filler (`AKIAXXXXXXXXXXXXXXXX`) and for AWS's documentation marker, which
@@ -54,21 +72,8 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
     if filler {
         return false;
     }
-    if rule.literal && !super::literal::is_literal(hay, m) {
-        return false;
-    }
     if rule.words && super::words::made_of_words(secret) {
         return false;
-    }
-    if let Some(min) = rule.entropy {
-        if shannon_entropy(secret) < min {
-            return false;
-        }
-    }
-    if let Some(c) = rule.checksum {
-        if !masking && !checksum_ok(c, secret) {
-            return false;
-        }
     }
     // For context rules: the name before the secret (whole, from before the match) and the
     // assignment sign.
