@@ -444,9 +444,11 @@ fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<C
                 .auto_prefilter(startup == Startup::Throughput && starts.is_none())
                 // Nor does it need the lazy DFA: building one also builds a reverse NFA, as
                 // much work again as the pattern's own; the backtracker and the PikeVM
-                // confirm a window as well.
+                // confirm a window as well. A fully built DFA pays for itself only over the
+                // long unanchored searches of a window; anchored searches at known starts
+                // read a few bytes each, which the lazy DFA serves as fast.
                 .hybrid(startup == Startup::Throughput)
-                .dfa(startup == Startup::Throughput),
+                .dfa(startup == Startup::Throughput && starts.is_none()),
         )
         .build_from_hir(&hir)
         .map_err(|e| e.to_string())?;
