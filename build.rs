@@ -6,7 +6,8 @@
 //! by the same code the loader runs for other rules: starting leakhound then parses neither
 //! TOML nor patterns, which a process started per agent hook event would otherwise pay for on
 //! every event. A pattern this cannot read gets no facts (the loader then names its error);
-//! a file that is not TOML fails the build.
+//! a file that is not TOML fails the build. The keyword automaton and the rules' start
+//! offsets and leads are embedded beside them.
 use sha2::{Digest, Sha256};
 use std::{env, fs, path::Path};
 
@@ -19,18 +20,53 @@ mod facts;
 #[allow(dead_code)]
 #[path = "src/engine/keywords.rs"]
 mod keywords;
+// Likewise each rule's start offsets and lead (`engine::anchor::of`), looked up by a scan
+// rather than analysed at the rule's first hit.
+#[allow(dead_code)]
+#[path = "src/engine/anchor.rs"]
+mod anchor;
+#[allow(dead_code)]
+#[path = "src/engine/lead.rs"]
+mod lead;
 
-/// The keywords of `text`'s rules, in order, as the engine collects them (lowercased).
-fn keywords_of(text: &str, into: &mut Vec<String>) {
+/// What the engine's embedded tables need of `text`'s rules: their keywords, in order, as the
+/// engine collects them (lowercased), and each rule's pattern analysed as a throughput engine
+/// analyses it at its first keyword hit (`engine::anchor::of`: where its matches start, what
+/// they hold first), keyed by pattern and keywords, so that a scan looks it up instead.
+fn for_the_engine(
+    text: &str,
+    keywords: &mut Vec<String>,
+    analyses: &mut Vec<(u64, anchor::Analysis)>,
+) {
     let doc: toml::Value = toml::from_str(text).expect("checked by with_facts");
     let rules = doc.get("rules").and_then(|r| r.as_array());
     for rule in rules.into_iter().flatten() {
         let words = rule.get("keywords").and_then(|k| k.as_array());
-        for k in words.into_iter().flatten().filter_map(|k| k.as_str()) {
-            let k = k.to_ascii_lowercase();
-            if !into.contains(&k) {
-                into.push(k);
+        let own: Vec<String> = words
+            .into_iter()
+            .flatten()
+            .filter_map(|k| k.as_str())
+            .map(|k| k.to_ascii_lowercase())
+            .collect();
+        for k in &own {
+            if !keywords.contains(k) {
+                keywords.push(k.clone());
             }
+        }
+        // As the engine parses it (`engine::syntax_config`); one it cannot parse is the
+        // loader's to name.
+        let hir = rule.get("pattern").and_then(|p| p.as_str()).and_then(|p| {
+            regex_syntax::ParserBuilder::new()
+                .unicode(false)
+                .utf8(false)
+                .nest_limit(64)
+                .build()
+                .parse(p)
+                .ok()
+                .map(|hir| (p, hir))
+        });
+        if let Some((pattern, hir)) = hir {
+            analyses.push((anchor::key(pattern, &own), anchor::of(&hir, &own)));
         }
     }
 }
@@ -158,6 +194,8 @@ fn main() {
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-changed=src/rules/facts.rs");
     println!("cargo:rerun-if-changed=src/engine/keywords.rs");
+    println!("cargo:rerun-if-changed=src/engine/anchor.rs");
+    println!("cargo:rerun-if-changed=src/engine/lead.rs");
     let mut files: Vec<_> = fs::read_dir(&dir)
         .expect("signatures/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -176,6 +214,7 @@ fn main() {
     let mut hash = Sha256::new();
     let mut rules = 0;
     let mut keywords = Vec::new();
+    let mut analyses = Vec::new();
     for (f, text) in files.iter().zip(&texts) {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f.file_name().unwrap().to_string_lossy();
@@ -187,7 +226,7 @@ fn main() {
         if let Some(v) = validators {
             specs.push_str(&format!("    ({name:?}, {v:?}),\n"));
         }
-        keywords_of(text, &mut keywords);
+        for_the_engine(text, &mut keywords, &mut analyses);
         // Lengths first, so no two different sets of files hash the same stream.
         for part in [name.as_bytes(), text.as_bytes()] {
             hash.update((part.len() as u64).to_le_bytes());
@@ -212,6 +251,11 @@ fn main() {
     fs::write(
         Path::new(&out_dir).join("keywords.bin"),
         dfa.unwrap_or_default(),
+    )
+    .unwrap();
+    fs::write(
+        Path::new(&out_dir).join("anchors.bin"),
+        anchor::to_bytes(analyses),
     )
     .unwrap();
     let id: String = hash.finalize()[..6]

@@ -5,7 +5,118 @@
 //! then reads from the hit to where the match fails, not the window's kilobyte on both
 //! sides, and needs no reverse search to find where a match began.
 
+use super::lead::Lead;
 use regex_syntax::hir::{literal, Class, Hir, HirKind};
+
+/// The first word of the table [`to_bytes`] writes: "LHA1".
+const MAGIC: u32 = u32::from_le_bytes(*b"LHA1");
+/// No start offsets proven, in the table.
+const NO_STARTS: u32 = u32::MAX;
+
+/// What a pattern's analysis gives ([`of`]): its matches' start offsets and their lead.
+pub(super) type Analysis = (Option<Box<[usize]>>, Option<Lead>);
+
+/// [`starts`] and, where they are known, the [`Lead`]: the analysis a throughput engine
+/// makes of each rule the first time one of its keywords is hit. `keywords` lowercase.
+pub(super) fn of(hir: &Hir, keywords: &[String]) -> Analysis {
+    let starts = starts(hir, keywords);
+    let lead = starts.as_ref().and_then(|_| Lead::of(hir));
+    (starts, lead)
+}
+
+/// A pattern and its keywords (lowercase) as one number: the key of `build.rs`'s table of
+/// analyses ([`to_bytes`]). FNV-1a over the pattern and each keyword, each after its length.
+pub(super) fn key(pattern: &str, keywords: &[String]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(pattern.as_bytes());
+    for k in keywords {
+        eat(k.as_bytes());
+    }
+    h
+}
+
+/// The analyses of the built-in rules, for `build.rs` to embed (little-endian words): a
+/// header ([`MAGIC`], the count), one `(key low, key high, word offset)` per entry sorted by
+/// key, then each entry's start offsets (their count first, [`NO_STARTS`] for none) and lead
+/// sets (their count first, eight words each). Computing them took a scan of real code some
+/// 0.2 s of CPU over the ~350 rules it hit.
+#[allow(dead_code)] // build.rs and the tests only
+pub(super) fn to_bytes(mut entries: Vec<(u64, Analysis)>) -> Vec<u8> {
+    entries.sort_by_key(|e| e.0);
+    entries.dedup_by_key(|e| e.0);
+    let mut index = vec![MAGIC, entries.len() as u32];
+    let mut data: Vec<u32> = Vec::new();
+    let base = 2 + 3 * entries.len();
+    for (key, (starts, lead)) in &entries {
+        index.extend([*key as u32, (*key >> 32) as u32, (base + data.len()) as u32]);
+        match starts {
+            Some(s) => {
+                data.push(s.len() as u32);
+                data.extend(s.iter().map(|&d| d as u32));
+            }
+            None => data.push(NO_STARTS),
+        }
+        let sets = lead.as_ref().map_or(&[][..], Lead::sets);
+        data.push(sets.len() as u32);
+        for set in sets {
+            data.extend(set.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]));
+        }
+    }
+    index.extend(data);
+    index.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// The analysis [`to_bytes`] wrote into `blob` (4-aligned) for `key`; `None` when the table
+/// has no such entry (an operator's rule, a built-in one whose keywords were changed), is
+/// malformed, or the target is big-endian: the caller then analyses the pattern itself.
+pub(super) fn embedded(blob: &'static [u8], key: u64) -> Option<Analysis> {
+    if cfg!(target_endian = "big") {
+        return None;
+    }
+    // SAFETY: every bit pattern is a valid u32; only an aligned blob is read.
+    let (pre, words, _) = unsafe { blob.align_to::<u32>() };
+    if !pre.is_empty() || words.len() < 2 || words[0] != MAGIC {
+        return None;
+    }
+    let n = words[1] as usize;
+    let index = words.get(2..2 + 3 * n)?;
+    let at = |i: usize| u64::from(index[3 * i]) | u64::from(index[3 * i + 1]) << 32;
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match at(mid).cmp(&key) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => {
+                let mut w = words.get(index[3 * mid + 2] as usize..)?.iter().copied();
+                let starts = match w.next()? {
+                    NO_STARTS => None,
+                    c => Some(
+                        (0..c)
+                            .map(|_| w.next().map(|d| d as usize))
+                            .collect::<Option<_>>()?,
+                    ),
+                };
+                let sets = (0..w.next()?)
+                    .map(|_| {
+                        let mut set = [0u64; 4];
+                        for s in &mut set {
+                            *s = u64::from(w.next()?) | u64::from(w.next()?) << 32;
+                        }
+                        Some(set)
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                return Some((starts, Lead::from_sets(sets)));
+            }
+        }
+    }
+    None
+}
 
 /// The most bytes a match may start before the keyword it holds, and the most distinct such
 /// offsets, for the anchored search to be worth it.
@@ -91,6 +202,31 @@ fn one_letter(mut ranges: impl Iterator<Item = (u32, u32)>) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::starts;
+
+    /// The analysis `build.rs` embedded for each built-in rule is the one the engine would
+    /// make itself, every built-in rule has one, and another keyword list finds none.
+    #[test]
+    fn the_embedded_analyses_are_the_engines_own() {
+        let blob = &super::super::EMBEDDED_ANCHORS.0;
+        let mut proven = 0;
+        for r in crate::rules::builtin() {
+            let keywords: Vec<String> = r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
+            let hir = super::super::parse(&r.pattern).unwrap();
+            let (starts, lead) = super::of(&hir, &keywords);
+            let key = super::key(&r.pattern, &keywords);
+            let (e_starts, e_lead) = super::embedded(blob, key)
+                .unwrap_or_else(|| panic!("{}: not in the embedded table", r.id));
+            assert_eq!(e_starts, starts, "{}", r.id);
+            let sets = |l: &Option<super::Lead>| l.as_ref().map(|l| l.sets().to_vec());
+            assert_eq!(sets(&e_lead), sets(&lead), "{}", r.id);
+            proven += usize::from(starts.is_some());
+            let mut more = keywords.clone();
+            more.push("zq-one-more".into());
+            assert!(super::embedded(blob, super::key(&r.pattern, &more)).is_none());
+        }
+        assert!(proven > 500, "{proven}");
+        assert!(super::embedded(b"LHA1", 0).is_none());
+    }
 
     fn of(pattern: &str, keywords: &[&str]) -> Option<Vec<usize>> {
         let hir = super::super::parse(pattern).unwrap();

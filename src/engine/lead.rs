@@ -94,6 +94,20 @@ impl Lead {
         })
     }
 
+    /// The sets, one per position from a match's start (for `build.rs`'s table).
+    #[allow(dead_code)] // build.rs and the tests only
+    pub(super) fn sets(&self) -> &[[u64; 4]] {
+        &self.sets
+    }
+
+    /// A lead of `sets` as [`Lead::sets`] gave them; `None` for no sets (a lead that says
+    /// nothing).
+    pub(super) fn from_sets(sets: Vec<[u64; 4]>) -> Option<Lead> {
+        (!sets.is_empty()).then(|| Lead {
+            sets: sets.into_boxed_slice(),
+        })
+    }
+
     /// Whether a match of the pattern can start at `at` and end by `end` in `hay`: false
     /// when there are too few bytes for one, or a byte no match holds there.
     #[inline]

@@ -41,6 +41,10 @@ struct Aligned<B: ?Sized>(B);
 static EMBEDDED_KEYWORDS: &Aligned<[u8]> =
     &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/keywords.bin")));
 
+/// The built-in rules' start offsets and leads, analysed by `build.rs` ([`anchor::to_bytes`]).
+static EMBEDDED_ANCHORS: &Aligned<[u8]> =
+    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/anchors.bin")));
+
 /// Inputs larger than this are split into chunks of this size and searched in parallel.
 const CHUNK: usize = 8 << 20;
 
@@ -425,11 +429,14 @@ fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<C
     let hir = parse(pattern)?;
     // Not for one small input per process: the analysis cost a hook ~1 ms over the rules
     // an AWS pair hits, more than anchored searches of 100 KB save it.
-    let starts = (startup == Startup::Throughput).then(|| {
+    let (starts, lead) = if startup == Startup::Throughput {
         let keywords: Vec<String> = keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
-        anchor::starts(&hir, &keywords)
-    });
-    let starts = starts.flatten();
+        // The built-in rules' analyses were made by `build.rs`.
+        anchor::embedded(&EMBEDDED_ANCHORS.0, anchor::key(pattern, &keywords))
+            .unwrap_or_else(|| anchor::of(&hir, &keywords))
+    } else {
+        (None, None)
+    };
     let regex = meta::Builder::new()
         .configure(
             meta::Config::new()
@@ -452,7 +459,6 @@ fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<C
         )
         .build_from_hir(&hir)
         .map_err(|e| e.to_string())?;
-    let lead = starts.as_ref().and_then(|_| lead::Lead::of(&hir));
     Ok(Confirmer {
         regex,
         starts,
