@@ -53,18 +53,9 @@ fn for_the_engine(
                 keywords.push(k.clone());
             }
         }
-        // As the engine parses it (`engine::syntax_config`); one it cannot parse is the
-        // loader's to name.
-        let hir = rule.get("pattern").and_then(|p| p.as_str()).and_then(|p| {
-            regex_syntax::ParserBuilder::new()
-                .unicode(false)
-                .utf8(false)
-                .nest_limit(64)
-                .build()
-                .parse(p)
-                .ok()
-                .map(|hir| (p, hir))
-        });
+        // One the build cannot parse is the loader's to name.
+        let pattern = rule.get("pattern").and_then(|p| p.as_str());
+        let hir = pattern.and_then(|p| facts::parse(p).ok().map(|hir| (p, hir)));
         if let Some((pattern, hir)) = hir {
             analyses.push((anchor::key(pattern, &own), anchor::of(&hir, &own)));
         }

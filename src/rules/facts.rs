@@ -28,15 +28,21 @@ pub struct Facts {
     pub fixed_prefix: bool,
 }
 
-/// Parse `pattern` as the engine compiles it (bytes, no Unicode classes) and read its facts.
-pub fn of(pattern: &str) -> Result<Facts, String> {
-    let hir = regex_syntax::ParserBuilder::new()
+/// `pattern` parsed as the engine compiles it (bytes, no Unicode classes): what `build.rs`
+/// reads facts and the engine's start analyses from.
+pub fn parse(pattern: &str) -> Result<Hir, String> {
+    regex_syntax::ParserBuilder::new()
         .unicode(false)
         .utf8(false)
         .nest_limit(64)
         .build()
         .parse(pattern)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// Parse `pattern` as the engine compiles it and read its facts.
+pub fn of(pattern: &str) -> Result<Facts, String> {
+    let hir = parse(pattern)?;
     Ok(Facts {
         max_len: hir.properties().maximum_len(),
         group: secret_group(&hir),
