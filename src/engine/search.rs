@@ -6,6 +6,18 @@ use super::{build_regex, reject, Confirmer, Engine, Match, CHUNK};
 use rayon::prelude::*;
 use regex_automata::{meta, util::primitives::NonMaxUsize, Anchored, Input};
 
+/// A stretch of input where a rule is searched for around one or more of its keyword hits.
+/// Ordered by rule, then start: how windows are joined.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Window {
+    rule: usize,
+    start: usize,
+    end: usize,
+    hit: usize,
+    /// The hit is in the range being scanned, not a neighbour's seen for its window.
+    own: bool,
+}
+
 impl Engine {
     /// Find every secret in `hay`.
     pub fn scan(&self, hay: &[u8]) -> Vec<Match> {
@@ -36,8 +48,7 @@ impl Engine {
     pub fn candidates(&self, hay: &[u8], range: std::ops::Range<usize>) -> Vec<Match> {
         // A keyword that starts in range may end past it.
         let end = (range.end + self.longest_keyword).min(hay.len());
-        // (rule, window start, window end, keyword hit)
-        let mut windows: Vec<(usize, usize, usize, usize)> = Vec::new();
+        let mut windows: Vec<Window> = Vec::new();
         let mut glued: Vec<(usize, usize, usize)> = Vec::new();
         self.keywords
             .for_each(hay, range.start..end, &mut |k, start, kend| {
@@ -46,40 +57,46 @@ impl Engine {
                 }
                 let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
                 for &r in &self.keyword_rules[k] {
-                    let w = self.compiled[r].window;
-                    windows.push((r, kend.saturating_sub(w), (start + w).min(hay.len()), start));
+                    let window = self.window(r, start, kend, hay.len(), true);
+                    windows.push(window);
                     if is_glued && !self.rules[r].generic {
-                        glued.push((r, start, (start + w).min(hay.len())));
+                        glued.push((r, start, window.end));
                     }
                 }
             });
-        windows.sort_unstable();
         // A chunk's windows reach past its range, and a match there may start at a keyword
-        // of the chunk before or after: their hits are starts to try, not windows.
-        let outside = if range.start > 0 || range.end < hay.len() {
-            self.hits_around(hay, &range)
-        } else {
-            Vec::new()
-        };
+        // of the chunk before or after. Their windows join the range's as a scan of the whole
+        // input would have joined them, so that no search is cut short at a window's end
+        // that a whole scan would not have had; a group of them alone is the other chunk's.
+        if range.start > 0 || range.end < hay.len() {
+            self.hits_around(hay, &range, &mut windows);
+        }
+        windows.sort_unstable();
         let mut out = Vec::new();
         // Scratch lists, kept across windows: dense keywords make windows by the hundred
         // thousand, and an allocation for each showed in the profile.
         let (mut hits, mut starts) = (Vec::new(), Vec::new());
         let mut i = 0;
         while i < windows.len() {
-            let (rule, ws, mut we, hit) = windows[i];
+            let Window {
+                rule,
+                start: ws,
+                end: mut we,
+                hit,
+                mut own,
+            } = windows[i];
             hits.clear();
             hits.push(hit);
             i += 1;
-            while i < windows.len() && windows[i].0 == rule && windows[i].1 <= we {
-                we = we.max(windows[i].2);
-                hits.push(windows[i].3);
+            while i < windows.len() && windows[i].rule == rule && windows[i].start <= we {
+                we = we.max(windows[i].end);
+                hits.push(windows[i].hit);
+                own |= windows[i].own;
                 i += 1;
             }
-            let lo = outside.partition_point(|&(r, h)| (r, h) < (rule, ws));
-            let hi = outside.partition_point(|&(r, h)| (r, h) < (rule, we));
-            hits.extend(outside[lo..hi].iter().map(|&(_, h)| h));
-            self.confirm_hits(rule, hay, ws..we, &hits, &mut starts, &mut out);
+            if own {
+                self.confirm_hits(rule, hay, ws..we, &hits, &mut starts, &mut out);
+            }
         }
         if !glued.is_empty() {
             let mut seen: std::collections::HashSet<(usize, usize, usize)> =
@@ -91,16 +108,21 @@ impl Engine {
         out
     }
 
-    /// The keyword hits (rule, start) within a window's reach of `range` but outside it,
-    /// sorted: where a match in one of the range's windows may start.
-    fn hits_around(&self, hay: &[u8], range: &std::ops::Range<usize>) -> Vec<(usize, usize)> {
-        let reach = self.widest + self.longest_keyword;
+    /// The windows, as [`Engine::candidates`] lists them, of the keyword hits outside
+    /// `range` whose windows can overlap one of the range's own.
+    fn hits_around(&self, hay: &[u8], range: &std::ops::Range<usize>, windows: &mut Vec<Window>) {
+        // The range's windows reach `widest` past it, and a window overlaps them from up to
+        // `widest` further.
+        let reach = 2 * self.widest + self.longest_keyword;
         let from = range.start.saturating_sub(reach);
         let to = (range.end + reach).min(hay.len());
-        let mut out = Vec::new();
-        let mut keep = |k: usize, start: usize, _| {
+        let mut keep = |k: usize, start: usize, kend: usize| {
             if !range.contains(&start) {
-                out.extend(self.keyword_rules[k].iter().map(|&r| (r, start)));
+                windows.extend(
+                    self.keyword_rules[k]
+                        .iter()
+                        .map(|&r| self.window(r, start, kend, hay.len(), false)),
+                );
             }
         };
         if range.len() < self.longest_keyword {
@@ -112,8 +134,19 @@ impl Engine {
             self.keywords.for_each(hay, from..left, &mut keep);
             self.keywords.for_each(hay, range.end..to, &mut keep);
         }
-        out.sort_unstable();
-        out
+    }
+
+    /// Where rule `r` is searched for around its keyword hit `start..kend`: as far on each
+    /// side as its longest match can reach.
+    fn window(&self, r: usize, start: usize, kend: usize, len: usize, own: bool) -> Window {
+        let w = self.compiled[r].window;
+        Window {
+            rule: r,
+            start: kend.saturating_sub(w),
+            end: (start + w).min(len),
+            hit: start,
+            own,
+        }
     }
 
     /// For a masker: a provider token glued to the letter or digit before it (`xAKIA…`,
