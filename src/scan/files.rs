@@ -98,10 +98,7 @@ impl Scanner {
         // Named on purpose, like a pipe on the command line: scanned whatever it holds.
         let opts = self.admit_opts(true, None);
         let mut r = std::io::stdin().lock();
-        let mut head = Vec::new();
-        (&mut r)
-            .take(STREAM_CHUNK as u64 + 1)
-            .read_to_end(&mut head)?;
+        let head = read_at_most(&mut r, STREAM_CHUNK + 1)?;
         if head.len() <= STREAM_CHUNK {
             let blob = Blob {
                 provenance,
@@ -131,5 +128,54 @@ impl Scanner {
             Some(e) => Err(e),
             None => Ok(run.finish()),
         }
+    }
+}
+
+/// Up to `limit` bytes of `r`, in a buffer that grows to no more than `limit`. A plain
+/// `read_to_end` through `take` doubles its buffer past the limit when it reaches it: for the
+/// head of a large standard input, 128 MiB held where 64 MiB are used, until the head is
+/// scanned.
+fn read_at_most(r: &mut impl Read, limit: usize) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    while out.len() < limit {
+        let want = (2 * out.len()).max(64 << 10).min(limit);
+        out.reserve_exact(want - out.len());
+        // Filled to its capacity at most: `read_to_end` grows a buffer only past the
+        // capacity it started with.
+        Read::take(&mut *r, (want - out.len()) as u64).read_to_end(&mut out)?;
+        if out.len() < want {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_at_most;
+
+    /// The head of a large input takes the bytes asked for, in a buffer no larger.
+    #[test]
+    fn a_head_is_read_into_no_more_than_its_limit() {
+        let input: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        for limit in [
+            1,
+            65_536,
+            65_537,
+            1 << 20,
+            (1 << 21) + 1,
+            2_999_999,
+            3_000_000,
+        ] {
+            let head = read_at_most(&mut &input[..], limit).unwrap();
+            assert_eq!(head, input[..limit], "{limit}");
+            assert!(
+                head.capacity() <= limit.max(64 << 10),
+                "{limit}: {}",
+                head.capacity()
+            );
+        }
+        let all = read_at_most(&mut &input[..], 4_000_000).unwrap();
+        assert_eq!(all, input);
     }
 }
