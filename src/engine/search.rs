@@ -7,16 +7,22 @@ use rayon::prelude::*;
 use regex_automata::{meta, util::primitives::NonMaxUsize, Anchored, Input};
 
 /// A stretch of input where a rule is searched for around one or more of its keyword hits.
-/// Ordered by rule, then start: how windows are joined.
+/// Ordered by rule, then start: how windows are joined. Offsets count from a base near the
+/// range scanned, in 32 bits: dense keywords make windows by the million (a log with
+/// `secret` on every line), and at twice the size their list was most of a chunk's memory.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Window {
-    rule: usize,
-    start: usize,
-    end: usize,
-    hit: usize,
+    rule: u32,
+    start: u32,
+    end: u32,
+    hit: u32,
     /// The hit is in the range being scanned, not a neighbour's seen for its window.
     own: bool,
 }
+
+/// The most [`Engine::candidates`] takes in one range, so that a window's offsets from its
+/// base fit in 32 bits; a longer range is taken in parts.
+const MAX_RANGE: usize = 1 << 30;
 
 impl Engine {
     /// Find every secret in `hay`.
@@ -46,6 +52,16 @@ impl Engine {
     /// Regex matches confirmed around the keyword hits that *start* in `range`. Windows may
     /// reach outside `range`, so chunks need no overlap of their own.
     pub fn candidates(&self, hay: &[u8], range: std::ops::Range<usize>) -> Vec<Match> {
+        if range.len() > MAX_RANGE {
+            return (range.start..range.end)
+                .step_by(MAX_RANGE)
+                .flat_map(|s| self.candidates(hay, s..(s + MAX_RANGE).min(range.end)))
+                .collect();
+        }
+        // Below any window of the range or of a hit around it (`hits_around`).
+        let base = range
+            .start
+            .saturating_sub(3 * self.widest + self.longest_keyword);
         // A keyword that starts in range may end past it.
         let end = (range.end + self.longest_keyword).min(hay.len());
         let mut windows: Vec<Window> = Vec::new();
@@ -57,10 +73,10 @@ impl Engine {
                 }
                 let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
                 for &r in &self.keyword_rules[k] {
-                    let window = self.window(r, start, kend, hay.len(), true);
+                    let window = self.window(r, start, kend, hay.len(), base, true);
                     windows.push(window);
                     if is_glued && !self.rules[r].generic {
-                        glued.push((r, start, window.end));
+                        glued.push((r, start, base + window.end as usize));
                     }
                 }
             });
@@ -69,7 +85,7 @@ impl Engine {
         // input would have joined them, so that no search is cut short at a window's end
         // that a whole scan would not have had; a group of them alone is the other chunk's.
         if range.start > 0 || range.end < hay.len() {
-            self.hits_around(hay, &range, &mut windows);
+            self.hits_around(hay, &range, base, &mut windows);
         }
         windows.sort_unstable();
         let mut out = Vec::new();
@@ -86,16 +102,17 @@ impl Engine {
                 mut own,
             } = windows[i];
             hits.clear();
-            hits.push(hit);
+            hits.push(base + hit as usize);
             i += 1;
             while i < windows.len() && windows[i].rule == rule && windows[i].start <= we {
                 we = we.max(windows[i].end);
-                hits.push(windows[i].hit);
+                hits.push(base + windows[i].hit as usize);
                 own |= windows[i].own;
                 i += 1;
             }
             if own {
-                self.confirm_hits(rule, hay, ws..we, &hits, &mut starts, &mut out);
+                let window = base + ws as usize..base + we as usize;
+                self.confirm_hits(rule as usize, hay, window, &hits, &mut starts, &mut out);
             }
         }
         if !glued.is_empty() {
@@ -110,7 +127,13 @@ impl Engine {
 
     /// The windows, as [`Engine::candidates`] lists them, of the keyword hits outside
     /// `range` whose windows can overlap one of the range's own.
-    fn hits_around(&self, hay: &[u8], range: &std::ops::Range<usize>, windows: &mut Vec<Window>) {
+    fn hits_around(
+        &self,
+        hay: &[u8],
+        range: &std::ops::Range<usize>,
+        base: usize,
+        windows: &mut Vec<Window>,
+    ) {
         // The range's windows reach `widest` past it, and a window overlaps them from up to
         // `widest` further.
         let reach = 2 * self.widest + self.longest_keyword;
@@ -121,7 +144,7 @@ impl Engine {
                 windows.extend(
                     self.keyword_rules[k]
                         .iter()
-                        .map(|&r| self.window(r, start, kend, hay.len(), false)),
+                        .map(|&r| self.window(r, start, kend, hay.len(), base, false)),
                 );
             }
         };
@@ -137,14 +160,23 @@ impl Engine {
     }
 
     /// Where rule `r` is searched for around its keyword hit `start..kend`: as far on each
-    /// side as its longest match can reach.
-    fn window(&self, r: usize, start: usize, kend: usize, len: usize, own: bool) -> Window {
+    /// side as its longest match can reach. Offsets from `base`, which is below them all.
+    fn window(
+        &self,
+        r: usize,
+        start: usize,
+        kend: usize,
+        len: usize,
+        base: usize,
+        own: bool,
+    ) -> Window {
         let w = self.compiled[r].window;
+        let from_base = |at: usize| (at - base) as u32;
         Window {
-            rule: r,
-            start: kend.saturating_sub(w),
-            end: (start + w).min(len),
-            hit: start,
+            rule: r as u32,
+            start: from_base(kend.saturating_sub(w)),
+            end: from_base((start + w).min(len)),
+            hit: from_base(start),
             own,
         }
     }
