@@ -410,6 +410,10 @@ struct Confirmer {
     /// What a match holds in its first bytes ([`lead::Lead`]), checked before each anchored
     /// search; only where `starts` is known.
     lead: Option<lead::Lead>,
+    /// The bytes before and after the `secret` group in every match, when they are fixed
+    /// ([`crate::rules::facts::secret_between_fixed`]): the regex is then asked for the
+    /// match's bounds alone.
+    between: Option<(usize, usize)>,
 }
 
 /// `pattern` parsed as the engine compiles it.
@@ -463,12 +467,47 @@ fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<C
         regex,
         starts,
         lead,
+        between: crate::rules::facts::secret_between_fixed(&hir),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where the engine reads a rule's secret from the match's bounds, that is exactly
+    /// where the regex's `secret` group is, on every example of every such built-in rule.
+    #[test]
+    fn a_secret_read_from_the_bounds_is_the_group() {
+        let mut rules = 0;
+        for r in crate::rules::builtin() {
+            let hir = parse(&r.pattern).unwrap();
+            let Some((before, after)) = crate::rules::facts::secret_between_fixed(&hir) else {
+                continue;
+            };
+            rules += 1;
+            let re = meta::Builder::new()
+                .syntax(syntax_config())
+                .build_from_hir(&hir)
+                .unwrap();
+            let group = r.pattern_facts().unwrap().group.unwrap();
+            let mut matches = 0;
+            for ex in &r.examples {
+                for c in re.captures_iter(ex.as_bytes()) {
+                    let (m, g) = (c.get_match().unwrap(), c.get_group(group).unwrap());
+                    assert_eq!(
+                        (m.start() + before, m.end() - after),
+                        (g.start, g.end),
+                        "{}",
+                        r.id
+                    );
+                    matches += 1;
+                }
+            }
+            assert!(matches > 0, "{}: no example matched", r.id);
+        }
+        assert!(rules >= 10, "only {rules} rules read by their bounds");
+    }
 
     #[test]
     fn both_startups_find_the_same() {

@@ -4,7 +4,7 @@
 
 use super::{build_regex, reject, Confirmer, Engine, Match, CHUNK};
 use rayon::prelude::*;
-use regex_automata::{meta, util::primitives::NonMaxUsize, Anchored, Input};
+use regex_automata::{util::primitives::NonMaxUsize, Anchored, Input};
 
 /// A stretch of input where a rule is searched for around one or more of its keyword hits.
 /// Ordered by rule, then start: how windows are joined. Offsets count from a base near the
@@ -58,7 +58,7 @@ impl Engine {
                 .flat_map(|s| self.candidates(hay, s..(s + MAX_RANGE).min(range.end)))
                 .collect();
         }
-        // Below any window of the range or of a hit around it (`hits_around`).
+        // Below any window of the range or of a hit around it (`windows_around`).
         let base = range
             .start
             .saturating_sub(3 * self.widest + self.longest_keyword);
@@ -85,7 +85,7 @@ impl Engine {
         // input would have joined them, so that no search is cut short at a window's end
         // that a whole scan would not have had; a group of them alone is the other chunk's.
         if range.start > 0 || range.end < hay.len() {
-            self.hits_around(hay, &range, base, &mut windows);
+            self.windows_around(hay, &range, base, &mut windows);
         }
         windows.sort_unstable();
         let mut out = Vec::new();
@@ -127,7 +127,7 @@ impl Engine {
 
     /// The windows, as [`Engine::candidates`] lists them, of the keyword hits outside
     /// `range` whose windows can overlap one of the range's own.
-    fn hits_around(
+    fn windows_around(
         &self,
         hay: &[u8],
         range: &std::ops::Range<usize>,
@@ -258,7 +258,7 @@ impl Engine {
         );
         starts.sort_unstable();
         starts.dedup();
-        let mut slots = Slots::new(group);
+        let mut slots = Slots::new(confirmer, group);
         let mut at = start;
         for &s in starts.iter() {
             // A start the lead turns away is one where the search finds nothing.
@@ -271,7 +271,7 @@ impl Engine {
                 continue;
             }
             let input = Input::new(hay).range(s..end).anchored(Anchored::Yes);
-            if let Some((ms, me)) = search(&confirmer.regex, &input, rule, group, &mut slots, out) {
+            if let Some((ms, me)) = search(confirmer, &input, rule, group, &mut slots, out) {
                 at = if me > ms { me } else { me + 1 };
             }
         }
@@ -282,12 +282,11 @@ impl Engine {
             return;
         };
         let group = self.compiled[rule].group;
-        let mut slots = Slots::new(group);
+        let mut slots = Slots::new(confirmer, group);
         let mut at = start;
         while at <= end {
             let input = Input::new(hay).range(at..end);
-            let Some((ms, me)) = search(&confirmer.regex, &input, rule, group, &mut slots, out)
-            else {
+            let Some((ms, me)) = search(confirmer, &input, rule, group, &mut slots, out) else {
                 break;
             };
             at = if me > ms { me } else { me + 1 };
@@ -357,8 +356,13 @@ enum Slots {
 }
 
 impl Slots {
-    fn new(group: usize) -> Slots {
-        let n = 2 * (group + 1);
+    /// The slots a search of `confirmer` fills: the match's alone when they give its
+    /// `secret` group.
+    fn new(confirmer: &Confirmer, group: usize) -> Slots {
+        let n = match confirmer.between {
+            Some(_) => 2,
+            None => 2 * (group + 1),
+        };
         if n <= 16 {
             Slots::Inline([None; 16], n)
         } else {
@@ -377,7 +381,7 @@ impl Slots {
 /// One search of `input`: the match's span, with its `secret` group pushed to `out` when
 /// that group took part and is not empty.
 fn search(
-    regex: &meta::Regex,
+    confirmer: &Confirmer,
     input: &Input<'_>,
     rule: usize,
     group: usize,
@@ -385,18 +389,22 @@ fn search(
     out: &mut Vec<Match>,
 ) -> Option<(usize, usize)> {
     let slots = slots.get();
-    regex.search_slots(input, slots)?;
+    confirmer.regex.search_slots(input, slots)?;
     let (ms, me) = (slots[0]?.get(), slots[1]?.get());
-    if let (Some(s), Some(e)) = (slots[2 * group], slots[2 * group + 1]) {
-        if e.get() > s.get() {
-            out.push(Match {
-                start: s.get(),
-                end: e.get(),
-                rule,
-                match_start: ms,
-                match_end: me,
-            });
-        }
+    let secret = match confirmer.between {
+        Some((before, after)) => Some((ms + before, me.saturating_sub(after))),
+        None => slots[2 * group]
+            .zip(slots[2 * group + 1])
+            .map(|(s, e)| (s.get(), e.get())),
+    };
+    if let Some((s, e)) = secret.filter(|(s, e)| e > s) {
+        out.push(Match {
+            start: s,
+            end: e,
+            rule,
+            match_start: ms,
+            match_end: me,
+        });
     }
     Some((ms, me))
 }

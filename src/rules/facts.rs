@@ -138,6 +138,33 @@ fn secret_has_fixed_prefix(hir: &regex_syntax::hir::Hir) -> bool {
 }
 
 /// The body of the group named `secret`.
+/// Where the `secret` group sits in every match, when the match's bounds alone say: the
+/// pattern is that group between parts of fixed length (`-----BEGIN RSA PRIVATE
+/// KEY-----(?P<secret>…)-----END RSA PRIVATE KEY-----`, `\b(?P<secret>…)\b`). Returns the
+/// bytes before it and after it. The engine then asks its regex for the match alone, which
+/// spares it a second pass over the match for the group; over a long match of a long bounded
+/// repetition (a 24,000-state NFA for a private key's body) that pass was most of the cost.
+#[allow(dead_code)] // build.rs includes this file and does not call it
+pub(crate) fn secret_between_fixed(hir: &Hir) -> Option<(usize, usize)> {
+    use regex_syntax::hir::HirKind;
+    let is_secret =
+        |h: &Hir| matches!(h.kind(), HirKind::Capture(c) if c.name.as_deref() == Some("secret"));
+    if is_secret(hir) {
+        return Some((0, 0));
+    }
+    let HirKind::Concat(parts) = hir.kind() else {
+        return None;
+    };
+    let at = parts.iter().position(is_secret)?;
+    let fixed = |h: &Hir| {
+        let p = h.properties();
+        p.minimum_len().filter(|&n| p.maximum_len() == Some(n))
+    };
+    let before = parts[..at].iter().map(fixed).sum::<Option<usize>>()?;
+    let after = parts[at + 1..].iter().map(fixed).sum::<Option<usize>>()?;
+    Some((before, after))
+}
+
 fn secret_of(h: &Hir) -> Option<&Hir> {
     use regex_syntax::hir::HirKind;
     match h.kind() {
@@ -151,6 +178,25 @@ fn secret_of(h: &Hir) -> Option<&Hir> {
 
 #[cfg(test)]
 mod tests {
+    use super::secret_between_fixed;
+
+    #[test]
+    fn a_secret_between_fixed_parts_is_read_from_the_bounds() {
+        let of = |p: &str| secret_between_fixed(&super::parse(p).unwrap());
+        assert_eq!(
+            of(r"-----BEGIN X-----(?P<secret>[A-Z]{4,90})-----END X-----"),
+            Some((17, 15))
+        );
+        assert_eq!(of(r"\b(?P<secret>AKIA[A-Z2-7]{16})\b"), Some((0, 0)));
+        assert_eq!(of(r"(?P<secret>[a-f0-9]{32})"), Some((0, 0)));
+        assert_eq!(of(r"(?i:token)[ =]{1,3}(?P<secret>[a-z]{8})"), None);
+        assert_eq!(
+            of(r"\b(?P<secret>ghp_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
+            None
+        );
+        assert_eq!(of(r"key=(?:(?P<secret>[a-z]{8})|[0-9]{8})"), None);
+        assert_eq!(of(r"(?:key=)?x(?P<other>y)"), None);
+    }
     #[test]
     fn the_embedded_facts_are_what_parsing_says() {
         let rules = crate::rules::builtin();
