@@ -214,8 +214,8 @@ fn wordlike(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// The compiler's table is where each trigram's lines lie: every line found in its
-    /// trigram's range, every range's first and last lines of that trigram.
+    /// The compiler's table is the one a plain pass over the lines makes (the pass that
+    /// built it at first use before).
     #[test]
     fn the_trigram_table_places_every_line() {
         let text = listed();
