@@ -28,8 +28,9 @@ pub struct Facts {
     pub fixed_prefix: bool,
 }
 
-/// `pattern` parsed as the engine compiles it (bytes, no Unicode classes): what `build.rs`
-/// reads facts and the engine's start analyses from.
+/// `pattern` parsed as the engine compiles it: what `build.rs` reads facts and the engine's
+/// start analyses from, and what the engine builds its regexes from. Bytes, not text, with
+/// no Unicode classes: secrets sit in invalid UTF-8 too, and ASCII classes are much faster.
 pub fn parse(pattern: &str) -> Result<Hir, String> {
     regex_syntax::ParserBuilder::new()
         .unicode(false)
@@ -137,7 +138,6 @@ fn secret_has_fixed_prefix(hir: &regex_syntax::hir::Hir) -> bool {
     secret_of(hir).is_some_and(starts_literal)
 }
 
-/// The body of the group named `secret`.
 /// Where the `secret` group sits in every match, when the match's bounds alone say: the
 /// pattern is that group between parts of fixed length (`-----BEGIN RSA PRIVATE
 /// KEY-----(?P<secret>…)-----END RSA PRIVATE KEY-----`, `\b(?P<secret>…)\b`). Returns the
@@ -165,6 +165,7 @@ pub(crate) fn secret_between_fixed(hir: &Hir) -> Option<(usize, usize)> {
     Some((before, after))
 }
 
+/// The body of the group named `secret`.
 fn secret_of(h: &Hir) -> Option<&Hir> {
     use regex_syntax::hir::HirKind;
     match h.kind() {
