@@ -21,6 +21,8 @@ mod scope;
 mod search;
 mod words;
 
+// The one parser of patterns, which `build.rs` shares.
+use crate::rules::facts::parse;
 use crate::rules::{Rule, RuleError, MAX_WINDOW};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex_automata::meta;
@@ -146,14 +148,6 @@ impl std::fmt::Debug for Engine {
             .field("keywords", &self.keyword_rules.len())
             .finish()
     }
-}
-
-fn syntax_config() -> regex_automata::util::syntax::Config {
-    // Bytes, not text: secrets sit in invalid UTF-8 too, and ASCII classes are much faster.
-    regex_automata::util::syntax::Config::new()
-        .unicode(false)
-        .utf8(false)
-        .nest_limit(64)
 }
 
 /// What an engine is built for.
@@ -416,18 +410,6 @@ struct Confirmer {
     between: Option<(usize, usize)>,
 }
 
-/// `pattern` parsed as the engine compiles it.
-fn parse(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
-    let c = syntax_config();
-    regex_syntax::ParserBuilder::new()
-        .unicode(c.get_unicode())
-        .utf8(c.get_utf8())
-        .nest_limit(c.get_nest_limit())
-        .build()
-        .parse(pattern)
-        .map_err(|e| e.to_string())
-}
-
 fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<Confirmer, String> {
     // Parsed once, for the anchor analysis and the regex alike.
     let hir = parse(pattern)?;
@@ -486,10 +468,7 @@ mod tests {
                 continue;
             };
             rules += 1;
-            let re = meta::Builder::new()
-                .syntax(syntax_config())
-                .build_from_hir(&hir)
-                .unwrap();
+            let re = meta::Builder::new().build_from_hir(&hir).unwrap();
             let group = r.pattern_facts().unwrap().group.unwrap();
             let mut matches = 0;
             for ex in &r.examples {
