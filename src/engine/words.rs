@@ -43,10 +43,13 @@ fn in_dictionary(w: &str) -> bool {
 
 /// The first three letters (`a`-`z`) of a word as a number below 26³; `None` for a word
 /// shorter than that or starting otherwise (a search then decides alone).
-fn trigram(w: &[u8]) -> Option<usize> {
-    let letter = |b: &u8| b.is_ascii_lowercase().then(|| usize::from(b - b'a'));
+const fn trigram(w: &[u8]) -> Option<usize> {
     match w {
-        [a, b, c, ..] => Some((letter(a)? * 26 + letter(b)?) * 26 + letter(c)?),
+        [a, b, c, ..]
+            if a.is_ascii_lowercase() && b.is_ascii_lowercase() && c.is_ascii_lowercase() =>
+        {
+            Some(((*a - b'a') as usize * 26 + (*b - b'a') as usize) * 26 + (*c - b'a') as usize)
+        }
         _ => None,
     }
 }
@@ -80,10 +83,9 @@ const fn starts(text: &[u8]) -> [(u32, u32); 26 * 26 * 26] {
             at += 1;
         }
         let end = if at < text.len() { at + 1 } else { at };
+        // The line's own first three bytes: `trigram` reads no further.
         if at - start >= 3 {
-            let (a, b, c) = (text[start], text[start + 1], text[start + 2]);
-            if a.is_ascii_lowercase() && b.is_ascii_lowercase() && c.is_ascii_lowercase() {
-                let t = ((a - b'a') as usize * 26 + (b - b'a') as usize) * 26 + (c - b'a') as usize;
+            if let Some(t) = trigram(text.split_at(start).1) {
                 if ranges[t].0 == ranges[t].1 {
                     ranges[t].0 = (start - base) as u32;
                 }
