@@ -87,8 +87,8 @@ struct Compiled {
     spans_lines: bool,
     /// Whether the secret itself can (a PEM block), not only the context before it.
     secret_spans_lines: bool,
-    /// The rule's `path` and allowlists, if it has any.
-    scope: Option<scope::Scope>,
+    /// The rule's `path` and allowlists, if it has any: built at its first finding.
+    scope: OnceLock<Option<scope::Scope>>,
 }
 
 /// The keyword automaton, as [`Startup`] chose it. Both report every occurrence of every
@@ -180,7 +180,9 @@ impl Engine {
         startup: Startup,
         key: FingerprintKey,
     ) -> Result<Engine, RuleError> {
-        let mut ids = HashMap::new();
+        // Sized up front: growing them rehashed every id and keyword several times, a
+        // visible part of a hook event's start.
+        let mut ids = HashMap::with_capacity(rules.len());
         for (i, r) in rules.iter().enumerate() {
             if let Some(prev) = ids.insert(r.id.clone(), i) {
                 return Err(r.invalid(
@@ -191,9 +193,9 @@ impl Engine {
             validate_id(r)?;
         }
         let mut compiled = Vec::with_capacity(rules.len());
-        let mut keywords: Vec<String> = Vec::new();
-        let mut keyword_ids: HashMap<String, usize> = HashMap::new();
-        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut keywords: Vec<String> = Vec::with_capacity(rules.len() * 2);
+        let mut keyword_ids: HashMap<String, usize> = HashMap::with_capacity(rules.len() * 2);
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::with_capacity(rules.len() * 2);
         for (i, r) in rules.iter().enumerate() {
             let c = compile(r, &ids)?;
             if !crate::rules::is_builtin(r) {
@@ -262,8 +264,10 @@ impl Engine {
     /// Whether match `m` in `hay`, found at `path` (in `commit`, for a git blob), is outside
     /// its rule's scope: the rule's `path` does not match, or one of its allowlists allows it.
     pub fn excluded(&self, hay: &[u8], m: &Match, path: &str, commit: Option<&str>) -> bool {
+        let rule = &self.rules[m.rule];
         self.compiled[m.rule]
             .scope
+            .get_or_init(|| scope::compile_or_warn(rule))
             .as_ref()
             .is_some_and(|s| s.excludes(hay, m, path, commit))
     }
@@ -375,6 +379,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
             return Err(r.invalid("entropy", "must be between 0 and 8 bits per byte"));
         }
     }
+    scope::check(r)?;
     let requires = match &r.requires {
         None => None,
         Some(q) => Some((
@@ -391,7 +396,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         requires,
         spans_lines: facts.spans_lines,
         secret_spans_lines: facts.secret_spans_lines,
-        scope: scope::compile(r)?,
+        scope: OnceLock::new(),
     })
 }
 
@@ -441,7 +446,10 @@ fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<C
                 // long unanchored searches of a window; anchored searches at known starts
                 // read a few bytes each, which the lazy DFA serves as fast.
                 .hybrid(startup == Startup::Throughput)
-                .dfa(startup == Startup::Throughput && starts.is_none()),
+                .dfa(startup == Startup::Throughput && starts.is_none())
+                // The one-pass DFA reads a match's groups faster than the backtracker, which
+                // pays over many matches; over a hook event's few, building it costs more.
+                .onepass(startup == Startup::Throughput),
         )
         .build_from_hir(&hir)
         .map_err(|e| e.to_string())?;

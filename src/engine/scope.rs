@@ -1,6 +1,11 @@
 //! Where a rule applies: its `path` and its own allowlists (gitleaks' per-rule `path` and
 //! `[[rules.allowlists]]`). Checked per finding, after the scan, since the same bytes are
 //! scanned once for every path that holds them.
+//!
+//! Compiled at a rule's first finding, not at start: most rules never find anything, and
+//! building the few built-in scopes (a `(?i)` alternation of paths among them) was a tenth
+//! of an agent hook event's time. Their syntax is checked at start ([`check`]), so an
+//! operator's mistake still fails the run before it scans.
 
 use super::Match;
 use crate::rules::{AllowTarget, Condition, Rule, RuleAllow, RuleError};
@@ -30,6 +35,34 @@ fn set(r: &Rule, field: &'static str, patterns: &[String]) -> Result<Option<Rege
         .build()
         .map(Some)
         .map_err(|e| r.invalid(field, e.to_string()))
+}
+
+/// Every pattern of `r`'s scope parsed as [`compile`] will build it: the errors a build
+/// would meet, bar its size limit, at a fraction of its cost.
+pub(super) fn check(r: &Rule) -> Result<(), RuleError> {
+    let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
+    let path = r.path.iter().map(|p| ("path", p));
+    let allow = r.allow.iter().flat_map(|a| {
+        let regexes = a.regexes.iter().map(|p| ("allow.regexes", p));
+        regexes.chain(a.paths.iter().map(|p| ("allow.paths", p)))
+    });
+    for (field, p) in path.chain(allow) {
+        parser()
+            .parse(p)
+            .map_err(|e| r.invalid(field, e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// `r`'s scope, at its first finding. A scope that passed [`check`] and still fails to build
+/// (over the size limit) is left out, with a warning: its finding is then reported, or
+/// masked, as if the rule had no allowlist, which errs toward showing a secret's place
+/// rather than hiding it.
+pub(super) fn compile_or_warn(r: &Rule) -> Option<Scope> {
+    compile(r).unwrap_or_else(|e| {
+        eprintln!("leakhound: warning: {e}; the rule's path and allowlists are not applied");
+        None
+    })
 }
 
 pub(super) fn compile(r: &Rule) -> Result<Option<Scope>, RuleError> {
@@ -120,5 +153,51 @@ impl Allow {
             Condition::Or => present.any(|&b| b),
             Condition::And => present.all(|&b| b),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scopes are built at a rule's first finding, so no start proves the built-in ones
+    /// build: this does.
+    #[test]
+    fn every_built_in_scope_builds() {
+        let rules = crate::rules::builtin();
+        let scoped: Vec<_> = rules
+            .iter()
+            .filter(|r| r.path.is_some() || !r.allow.is_empty())
+            .collect();
+        assert!(scoped.len() >= 4, "{}", scoped.len());
+        for r in scoped {
+            assert!(compile(r).unwrap().is_some(), "{}", r.id);
+        }
+    }
+
+    /// What a build would reject for its syntax, [`check`] rejects at start, naming the
+    /// field; a valid scope passes.
+    #[test]
+    fn a_scope_with_bad_syntax_fails_at_start() {
+        let mut r = crate::rules::builtin().remove(0);
+        r.allow = vec![RuleAllow {
+            paths: vec!["(unclosed".into()],
+            ..RuleAllow::default()
+        }];
+        let e = check(&r).unwrap_err().to_string();
+        assert!(
+            e.contains("allow.paths") && e.contains("unclosed group"),
+            "{e}"
+        );
+        assert!(compile(&r).is_err());
+        r.allow[0].paths = vec!["^docs/".into()];
+        r.path = Some("[z-a]".into());
+        let e = check(&r).unwrap_err().to_string();
+        assert!(
+            e.contains("path") && e.contains("invalid character class range"),
+            "{e}"
+        );
+        r.path = None;
+        check(&r).unwrap();
     }
 }
