@@ -64,16 +64,18 @@ fn for_the_engine(
 
 /// `text` (a signature file) as JSON: its rules, each with its `_facts` and, unless it names
 /// its own, the validator `links` give it; and its validators (`[[validators]]`), apart, so
-/// that loading the rules never parses a validator (a hook never uses one).
+/// that loading the rules never parses a validator (a hook never uses one). Each rule's
+/// examples and long strings are apart too (see [`Texts`]).
 fn with_facts(
     text: &str,
     links: &std::collections::HashMap<String, (String, String)>,
-) -> Option<(String, Option<String>, String)> {
+) -> Option<(String, Option<String>, String, Vec<Texts>)> {
     let mut doc: toml::Value = toml::from_str(text).ok()?;
     // Each rule's examples and negatives, apart (`[[examples], [negatives]]` per rule, in
     // order): the rules are embedded with empty lists, and a process that checks no rule (a
     // hook) does not parse 4,000 strings it never reads.
     let mut examples = Vec::new();
+    let mut texts = Vec::new();
     let table = doc.as_table_mut()?;
     let validators = table
         .remove("validators")
@@ -86,7 +88,12 @@ fn with_facts(
         .ok()?;
     // A file may hold only validators, and then no rules.
     let Some(rules) = table.get_mut("rules") else {
-        return Some((serde_json::to_string(&doc).ok()?, validators, "[]".into()));
+        return Some((
+            serde_json::to_string(&doc).ok()?,
+            validators,
+            "[]".into(),
+            texts,
+        ));
     };
     for rule in rules.as_array_mut()? {
         let table = rule.as_table_mut()?;
@@ -106,29 +113,55 @@ fn with_facts(
                 table.insert("validator".into(), toml::Value::Table(v));
             }
         }
-        let Some(Ok(f)) = table.get("pattern").and_then(|p| p.as_str()).map(facts::of) else {
+        // Left empty in the JSON, whose reader requires a name and a pattern.
+        let mut take = |key: &str| match table.insert(key.into(), "".into()) {
+            Some(toml::Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let (name, pattern) = (take("name")?, take("pattern")?);
+        let description = match table.remove("description") {
+            None => None,
+            Some(toml::Value::String(s)) => Some(s),
+            Some(_) => return None,
+        };
+        texts.push(Texts {
+            name,
+            pattern,
+            description,
+        });
+    }
+    let mut json = serde_json::to_value(&doc).ok()?;
+    let rules = json.get_mut("rules")?.as_array_mut()?;
+    for (rule, texts) in rules.iter_mut().zip(&texts) {
+        let Ok(f) = facts::of(&texts.pattern) else {
             continue;
         };
-        let mut t = toml::map::Map::new();
-        if let Some(n) = f.max_len {
-            t.insert("max_len".into(), toml::Value::Integer(n as i64));
-        }
-        if let Some(g) = f.group {
-            t.insert("group".into(), toml::Value::Integer(g as i64));
-        }
-        t.insert("spans_lines".into(), toml::Value::Boolean(f.spans_lines));
-        t.insert(
-            "secret_spans_lines".into(),
-            toml::Value::Boolean(f.secret_spans_lines),
-        );
-        t.insert("fixed_prefix".into(), toml::Value::Boolean(f.fixed_prefix));
-        table.insert("_facts".into(), toml::Value::Table(t));
+        // A sequence in the order of `Facts`' fields, which serde reads as it reads a map,
+        // and faster: the keys were a fifth of the rules' JSON.
+        let facts = serde_json::json!([
+            f.max_len,
+            f.group,
+            f.spans_lines,
+            f.secret_spans_lines,
+            f.fixed_prefix
+        ]);
+        rule.as_object_mut()?.insert("_facts".into(), facts);
     }
     Some((
-        serde_json::to_string(&doc).ok()?,
+        serde_json::to_string(&json).ok()?,
         validators,
         serde_json::to_string(&examples).ok()?,
+        texts,
     ))
+}
+
+/// A rule's long strings, embedded as Rust string literals beside its JSON: reading them out
+/// of JSON (where each backslash of a pattern is an escape) was most of what loading the
+/// built-in rules cost, at every start of a process.
+struct Texts {
+    name: String,
+    pattern: String,
+    description: Option<String>,
 }
 
 /// Which validator checks which rule, as `rules::attach_validators` links them: each
@@ -199,7 +232,9 @@ fn main() {
         .collect();
     let mut links = Default::default();
     validator_links(&texts, &mut links);
-    let mut out = String::from("pub(crate) static EMBEDDED: &[(&str, &str)] = &[\n");
+    let mut out = String::from(
+        "pub(crate) static EMBEDDED: &[(&str, &str, &[(&str, &str, Option<&str>)])] = &[\n",
+    );
     let mut specs = String::from("pub(crate) static EMBEDDED_VALIDATORS: &[(&str, &str)] = &[\n");
     let mut samples = String::from("pub(crate) static EMBEDDED_EXAMPLES: &[&str] = &[\n");
     let mut hash = Sha256::new();
@@ -209,10 +244,15 @@ fn main() {
     for (f, text) in files.iter().zip(&texts) {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f.file_name().unwrap().to_string_lossy();
-        let (json, validators, examples) = with_facts(text, &links).unwrap_or_else(|| {
+        let (json, validators, examples, strings) = with_facts(text, &links).unwrap_or_else(|| {
             panic!("signatures/{name}: not a rule file the build can read (see `leakhound rules check`)")
         });
-        out.push_str(&format!("    ({name:?}, {json:?}),\n"));
+        out.push_str(&format!("    ({name:?}, {json:?}, &[\n"));
+        for t in strings {
+            let (n, p, d) = (t.name, t.pattern, t.description);
+            out.push_str(&format!("        ({n:?}, {p:?}, {d:?}),\n"));
+        }
+        out.push_str("    ]),\n");
         samples.push_str(&format!("    {examples:?},\n"));
         if let Some(v) = validators {
             specs.push_str(&format!("    ({name:?}, {v:?}),\n"));

@@ -448,16 +448,23 @@ pub fn builtin_without_examples() -> Vec<Rule> {
     // validator that checks it ([`attach_validators`], done at build time), and the examples
     // apart: reading that is a small part of what parsing the TOML, the patterns and the
     // validators would cost, at every start.
+    // Each rule's name, pattern and description are Rust string literals beside the JSON.
     EMBEDDED
         .iter()
-        .flat_map(|(name, json)| {
+        .flat_map(|(name, json, texts)| {
             let file: RuleFile = serde_json::from_str(json).expect("embedded rules parse (tested)");
+            assert_eq!(file.rules.len(), texts.len(), "one text per built-in rule");
             let origin = format!("{BUILTIN_ORIGIN}signatures/{name}");
-            file.rules.into_iter().map(move |mut r| {
-                r.origin = origin.clone();
-                r.settle();
-                r
-            })
+            file.rules.into_iter().zip(texts.iter()).map(
+                move |(mut r, &(name, pattern, description))| {
+                    r.name = name.to_string();
+                    r.pattern = pattern.to_string();
+                    r.description = description.map(str::to_string);
+                    r.origin = origin.clone();
+                    r.settle();
+                    r
+                },
+            )
         })
         .collect()
 }
