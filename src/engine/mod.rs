@@ -76,6 +76,9 @@ struct Compiled {
     /// build, which only a size limit can cause after the pattern parsed; operator rules
     /// are built eagerly so that surfaces as an error.
     regex: OnceLock<Option<Confirmer>>,
+    /// Where its matches start and what they begin with: read before the regex is built,
+    /// so that a rule whose every hit they turn away never builds it.
+    anchors: OnceLock<Anchors>,
     /// Capture group index of `secret`.
     group: usize,
     /// Bytes to search on each side of a keyword hit.
@@ -199,12 +202,12 @@ impl Engine {
         for (i, r) in rules.iter().enumerate() {
             let c = compile(r, &ids)?;
             if !crate::rules::is_builtin(r) {
-                c.regex
-                    .set(Some(
-                        build_regex(&r.pattern, &r.keywords, startup)
-                            .map_err(|e| r.invalid("pattern", e))?,
-                    ))
-                    .ok();
+                let anchors = c
+                    .anchors
+                    .get_or_init(|| Anchors::of(&r.pattern, &r.keywords, startup));
+                let confirmer = build_regex(&r.pattern, anchors, startup)
+                    .map_err(|e| r.invalid("pattern", e))?;
+                c.regex.set(Some(confirmer)).ok();
             }
             compiled.push(c);
             if r.keywords.is_empty() {
@@ -391,6 +394,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
     Ok(Compiled {
         pattern: r.pattern.clone(),
         regex: OnceLock::new(),
+        anchors: OnceLock::new(),
         group,
         window,
         requires,
@@ -400,34 +404,45 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
     })
 }
 
-/// A rule's regex, and where its matches can start relative to its keyword hits.
+/// A rule's regex.
 struct Confirmer {
     regex: meta::Regex,
-    /// Offsets before a keyword hit at which every match starts ([`anchor::starts`]); `None`
-    /// when the pattern does not prove that, and the whole window is searched.
-    starts: Option<Box<[usize]>>,
-    /// What a match holds in its first bytes ([`lead::Lead`]), checked before each anchored
-    /// search; only where `starts` is known.
-    lead: Option<lead::Lead>,
     /// The bytes before and after the `secret` group in every match, when they are fixed
     /// ([`crate::rules::facts::secret_between_fixed`]): the regex is then asked for the
     /// match's bounds alone.
     between: Option<(usize, usize)>,
 }
 
-fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<Confirmer, String> {
-    // Parsed once, for the anchor analysis and the regex alike.
-    let hir = parse(pattern)?;
-    // Not for one small input per process: the analysis cost a hook ~1 ms over the rules
-    // an AWS pair hits, more than anchored searches of 100 KB save it.
-    let (starts, lead) = if startup == Startup::Throughput {
+/// Where a rule's matches can start relative to its keyword hits, and what they begin with.
+struct Anchors {
+    /// Offsets before a keyword hit at which every match starts ([`anchor::starts`]); `None`
+    /// when the pattern does not prove that, and the whole window is searched.
+    starts: Option<Box<[usize]>>,
+    /// What a match holds in its first bytes ([`lead::Lead`]), checked at each start before
+    /// an anchored search; only where `starts` is known.
+    lead: Option<lead::Lead>,
+}
+
+impl Anchors {
+    /// The analyses `build.rs` made of the built-in rules; for another rule, made here from
+    /// its pattern, unless the engine is for one small input per process: the analysis cost
+    /// a hook ~1 ms over the rules an AWS pair hits, more than anchored searches of 100 KB
+    /// save it.
+    fn of(pattern: &str, keywords: &[String], startup: Startup) -> Anchors {
         let keywords: Vec<String> = keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
-        // The built-in rules' analyses were made by `build.rs`.
-        anchor::embedded(&EMBEDDED_ANCHORS.0, anchor::key(pattern, &keywords))
-            .unwrap_or_else(|| anchor::of(&hir, &keywords))
-    } else {
-        (None, None)
-    };
+        let (starts, lead) = anchor::embedded(&EMBEDDED_ANCHORS.0, anchor::key(pattern, &keywords))
+            .or_else(|| {
+                let hir = (startup == Startup::Throughput).then(|| parse(pattern).ok())??;
+                Some(anchor::of(&hir, &keywords))
+            })
+            .unwrap_or((None, None));
+        Anchors { starts, lead }
+    }
+}
+
+fn build_regex(pattern: &str, anchors: &Anchors, startup: Startup) -> Result<Confirmer, String> {
+    let hir = parse(pattern)?;
+    let anchored = anchors.starts.is_some();
     let regex = meta::Builder::new()
         .configure(
             meta::Config::new()
@@ -439,14 +454,14 @@ fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<C
                 // without the prefilter. So is a rule confirmed by anchored searches at
                 // known starts, which a prefilter never serves (a tree of real code builds
                 // some 350 rules' regexes, ~0.4 s of CPU).
-                .auto_prefilter(startup == Startup::Throughput && starts.is_none())
+                .auto_prefilter(startup == Startup::Throughput && !anchored)
                 // Nor does it need the lazy DFA: building one also builds a reverse NFA, as
                 // much work again as the pattern's own; the backtracker and the PikeVM
                 // confirm a window as well. A fully built DFA pays for itself only over the
                 // long unanchored searches of a window; anchored searches at known starts
                 // read a few bytes each, which the lazy DFA serves as fast.
                 .hybrid(startup == Startup::Throughput)
-                .dfa(startup == Startup::Throughput && starts.is_none())
+                .dfa(startup == Startup::Throughput && !anchored)
                 // The one-pass DFA reads a match's groups faster than the backtracker, which
                 // pays over many matches; over a hook event's few, building it costs more.
                 .onepass(startup == Startup::Throughput),
@@ -455,8 +470,6 @@ fn build_regex(pattern: &str, keywords: &[String], startup: Startup) -> Result<C
         .map_err(|e| e.to_string())?;
     Ok(Confirmer {
         regex,
-        starts,
-        lead,
         between: crate::rules::facts::secret_between_fixed(&hir),
     })
 }

@@ -2,7 +2,7 @@
 //! masker, again on a token glued to the text before it), then the filters, companions and
 //! overlaps that turn raw matches into findings' matches.
 
-use super::{build_regex, reject, Confirmer, Engine, Match, CHUNK};
+use super::{build_regex, reject, Anchors, Confirmer, Engine, Match, CHUNK};
 use rayon::prelude::*;
 use regex_automata::{util::primitives::NonMaxUsize, Anchored, Input};
 
@@ -221,10 +221,16 @@ impl Engine {
         out
     }
 
+    fn anchors(&self, rule: usize) -> &Anchors {
+        let c = &self.compiled[rule];
+        c.anchors
+            .get_or_init(|| Anchors::of(&c.pattern, &self.rules[rule].keywords, self.startup))
+    }
+
     fn confirmer(&self, rule: usize) -> Option<&Confirmer> {
         let c = &self.compiled[rule];
         c.regex
-            .get_or_init(|| build_regex(&c.pattern, &self.rules[rule].keywords, self.startup).ok())
+            .get_or_init(|| build_regex(&c.pattern, self.anchors(rule), self.startup).ok())
             .as_ref()
     }
 
@@ -243,31 +249,33 @@ impl Engine {
         out: &mut Vec<Match>,
     ) {
         let (start, end) = (window.start, window.end);
-        let Some(confirmer) = self.confirmer(rule) else {
-            return;
-        };
-        let Some(offsets) = confirmer.starts.as_deref() else {
+        let anchors = self.anchors(rule);
+        let Some(offsets) = anchors.starts.as_deref() else {
             return self.confirm(rule, hay, start, end, out);
         };
-        let group = self.compiled[rule].group;
         starts.clear();
         starts.extend(
             hits.iter()
                 .flat_map(|&h| offsets.iter().filter_map(move |&d| h.checked_sub(d)))
-                .filter(|&s| s >= start),
+                .filter(|&s| s >= start)
+                // A start the lead turns away is one where the search finds nothing; a rule
+                // whose every start it turns away builds no regex (most rules an AWS pair's
+                // keywords hit, in a hook event).
+                .filter(|&s| anchors.lead.as_ref().is_none_or(|l| l.admits(hay, s, end))),
         );
+        if starts.is_empty() {
+            return;
+        }
+        let Some(confirmer) = self.confirmer(rule) else {
+            return;
+        };
+        let group = self.compiled[rule].group;
         starts.sort_unstable();
         starts.dedup();
         let mut slots = Slots::new(confirmer, group);
         let mut at = start;
         for &s in starts.iter() {
-            // A start the lead turns away is one where the search finds nothing.
-            if s < at
-                || confirmer
-                    .lead
-                    .as_ref()
-                    .is_some_and(|l| !l.admits(hay, s, end))
-            {
+            if s < at {
                 continue;
             }
             let input = Input::new(hay).range(s..end).anchored(Anchored::Yes);
