@@ -232,9 +232,7 @@ fn main() {
         .collect();
     let mut links = Default::default();
     validator_links(&texts, &mut links);
-    let mut out = String::from(
-        "pub(crate) static EMBEDDED: &[(&str, &str, &[(&str, &str, Option<&str>)])] = &[\n",
-    );
+    let mut out = String::from("pub(crate) static EMBEDDED: &[(&str, &str, &[Texts])] = &[\n");
     let mut specs = String::from("pub(crate) static EMBEDDED_VALIDATORS: &[(&str, &str)] = &[\n");
     let mut samples = String::from("pub(crate) static EMBEDDED_EXAMPLES: &[&str] = &[\n");
     let mut hash = Sha256::new();

@@ -16,6 +16,9 @@ pub use set::{load_set, load_set_from, RuleSet, SetError};
 use serde::Deserialize;
 use std::path::PathBuf;
 
+/// A built-in rule's name, pattern and description, which `build.rs` embeds beside its JSON.
+type Texts = (&'static str, &'static str, Option<&'static str>);
+
 include!(concat!(env!("OUT_DIR"), "/signatures.rs"));
 
 /// The embedded rule set's id: the first 12 hex digits of a SHA-256 over its files' names and
