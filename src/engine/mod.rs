@@ -90,7 +90,8 @@ struct Compiled {
     spans_lines: bool,
     /// Whether the secret itself can (a PEM block), not only the context before it.
     secret_spans_lines: bool,
-    /// The rule's `path` and allowlists, if it has any: built at its first finding.
+    /// The rule's `path` and allowlists, if it has any: built at start, or for a built-in
+    /// rule of a latency engine at its first finding.
     scope: OnceLock<Option<scope::Scope>>,
 }
 
@@ -201,6 +202,14 @@ impl Engine {
         let mut keyword_rules: Vec<Vec<usize>> = Vec::with_capacity(rules.len() * 2);
         for (i, r) in rules.iter().enumerate() {
             let c = compile(r, &ids)?;
+            // An operator's rule, or any rule of an engine for many bytes, has its scope
+            // built now, so that one over the size limit fails the run as before; a hook
+            // builds a built-in rule's at its first finding, its syntax checked now.
+            if startup == Startup::Throughput || !crate::rules::is_builtin(r) {
+                c.scope.set(scope::compile(r)?).ok();
+            } else {
+                scope::check(r)?;
+            }
             if !crate::rules::is_builtin(r) {
                 let anchors = c
                     .anchors
@@ -382,7 +391,6 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
             return Err(r.invalid("entropy", "must be between 0 and 8 bits per byte"));
         }
     }
-    scope::check(r)?;
     let requires = match &r.requires {
         None => None,
         Some(q) => Some((

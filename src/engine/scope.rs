@@ -2,10 +2,11 @@
 //! `[[rules.allowlists]]`). Checked per finding, after the scan, since the same bytes are
 //! scanned once for every path that holds them.
 //!
-//! Compiled at a rule's first finding, not at start: most rules never find anything, and
-//! building the few built-in scopes (a `(?i)` alternation of paths among them) was a tenth
-//! of an agent hook event's time. Their syntax is checked at start ([`check`]), so an
-//! operator's mistake still fails the run before it scans.
+//! A hook builds a built-in rule's scope at its first finding, not at start: most rules
+//! never find anything, and building the few built-in scopes (a `(?i)` alternation of paths
+//! among them) was a tenth of an agent hook event's time. Their syntax is checked at start
+//! ([`check`]), so a mistake in an allowlist an operator adds to them (a gitleaks config's
+//! global one) still fails the event before it scans. Every other scope is built at start.
 
 use super::Match;
 use crate::rules::{AllowTarget, Condition, Rule, RuleAllow, RuleError};
