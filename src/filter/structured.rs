@@ -170,9 +170,9 @@ fn splice(
 ) -> Vec<u8> {
     spans.sort_unstable();
     let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
-    // The cut points of the last string a span fell in: a tool's output is one long string
-    // holding every secret, and its cuts are worked out once, not once per secret.
-    let mut cached: Option<(usize, Vec<usize>)> = None;
+    // The escapes of the last string a span fell in: a tool's output is one long string
+    // holding every secret, and its escapes are found once, not once per secret.
+    let mut cached: Option<(usize, Vec<(usize, usize)>)> = None;
     for (s, e, rule) in spans {
         let first = strings.partition_point(|b| b.end <= s);
         for (k, b) in strings
@@ -185,16 +185,15 @@ fn splice(
             if cs >= ce {
                 continue;
             }
-            let cuts = match &mut cached {
-                Some((i, c)) if *i == k => c,
+            let escapes = match &mut cached {
+                Some((i, x)) if *i == k => x,
                 slot => {
                     &slot
-                        .insert((k, escape_starts(&doc[b.start..b.end], b.start)))
+                        .insert((k, escapes_in(&doc[b.start..b.end], b.start)))
                         .1
                 }
             };
-            let cs = cuts[cuts.partition_point(|&c| c <= cs) - 1];
-            let ce = cuts[cuts.partition_point(|&c| c < ce).min(cuts.len() - 1)];
+            let (cs, ce) = widen(escapes, cs, ce);
             pieces.push((cs, ce, rule));
         }
     }
@@ -217,27 +216,94 @@ fn splice(
     out
 }
 
-/// Offsets (from `offset`) where a character or escape of a string body begins, and its end:
-/// the only places a mask may begin or end.
-fn escape_starts(body: &[u8], offset: usize) -> Vec<usize> {
-    let mut cuts = Vec::with_capacity(body.len() + 1);
+/// `cs..ce` widened to whole escapes: to the start of one `cs` falls inside and the end of
+/// one `ce` falls inside.
+fn widen(escapes: &[(usize, usize)], cs: usize, ce: usize) -> (usize, usize) {
+    let cs = match escapes.partition_point(|&(at, _)| at <= cs) {
+        i if i > 0 && cs < escapes[i - 1].1 => escapes[i - 1].0,
+        _ => cs,
+    };
+    let ce = match escapes.partition_point(|&(at, _)| at < ce) {
+        0 => ce,
+        i => ce.max(escapes[i - 1].1),
+    };
+    (cs, ce)
+}
+
+/// Where (from `offset`) each escape of a string body begins and ends, in order: a mask
+/// never begins or ends inside one. Every other byte is a character of its own.
+fn escapes_in(body: &[u8], offset: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
     let mut i = 0;
-    while i < body.len() {
-        cuts.push(offset + i);
-        i += match body[i] {
-            b'\\' if body.get(i + 1) == Some(&b'u') => 6,
-            b'\\' => 2,
-            _ => 1,
+    while let Some(j) = memchr::memchr(b'\\', &body[i..]) {
+        let at = i + j;
+        let len = if body.get(at + 1) == Some(&b'u') {
+            6
+        } else {
+            2
         };
+        i = (at + len).min(body.len());
+        out.push((offset + at, offset + i));
     }
-    cuts.push(offset + body.len());
-    cuts
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::{engine, KEY, SECRET};
+
+    /// Widening by the escapes alone gives what widening to the nearest character or
+    /// escape boundary does, on every span of bodies full of escapes, cut short ones too.
+    #[test]
+    fn a_piece_is_widened_to_the_nearest_boundaries() {
+        let mut rng = 0x2545f491u64;
+        let parts: [&[u8]; 8] = [
+            b"a",
+            b"\\n",
+            b"\\\\",
+            b"\\u00e9",
+            b"\\\"",
+            b"\xc3\xa9",
+            b"\\u12",
+            b"z",
+        ];
+        for _ in 0..300 {
+            let mut body = Vec::new();
+            for _ in 0..(rng % 9) {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                body.extend_from_slice(parts[(rng % 8) as usize]);
+            }
+            if rng % 5 == 0 {
+                body.push(b'\\');
+            }
+            let offset = 3;
+            // Every offset a character or escape begins at, and the end.
+            let mut bounds = Vec::new();
+            let mut i = 0;
+            while i < body.len() {
+                bounds.push(offset + i);
+                i += match body[i] {
+                    b'\\' if body.get(i + 1) == Some(&b'u') => 6,
+                    b'\\' => 2,
+                    _ => 1,
+                };
+            }
+            bounds.push(offset + body.len());
+            let escapes = escapes_in(&body, offset);
+            for cs in offset..offset + body.len() {
+                for ce in cs + 1..=offset + body.len() {
+                    let want = (
+                        *bounds.iter().rev().find(|&&b| b <= cs).unwrap(),
+                        *bounds.iter().find(|&&b| b >= ce).unwrap(),
+                    );
+                    assert_eq!(widen(&escapes, cs, ce), want, "{body:?} {cs}..{ce}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_json_document_keeps_its_shape() {
