@@ -57,7 +57,7 @@ fn scanner() -> Arc<Scanner> {
 fn check_view(v: &View, original_len: usize) {
     assert_eq!(v.map.len(), v.bytes.len() + 1, "view map length");
     assert!(
-        v.map.iter().all(|&i| i <= original_len),
+        v.map.iter().all(|i| i <= original_len),
         "view maps outside its input"
     );
 }

@@ -8,7 +8,7 @@
 //! by one; a byte-at-a-time walk (the previous search, probing every 24th byte and walking
 //! each run it hit) cost 8.8 % of a directory scan's time.
 
-use super::{compose, Encoding, View, MIN_BASE64};
+use super::{compose, Encoding, Map, View, MIN_BASE64};
 
 // `next_run` finds runs of exactly this many set bits with its shifts (2, 4, 8, 16, 24).
 const _: () = assert!(MIN_BASE64 == 24);
@@ -168,7 +168,7 @@ pub(super) fn base64_blocks(
         }
         *budget = budget.saturating_sub(bytes.len());
         // Decoded byte k comes from the 4-character group k / 3.
-        let mut map: Vec<usize> = (0..bytes.len()).map(|k| start + k / 3 * 4).collect();
+        let mut map: Map = (0..bytes.len()).map(|k| start + k / 3 * 4).collect();
         map.push(start + body.len().max(1).min(end - start));
         let v = View { bytes, map };
         let mut inner = Vec::new();
@@ -194,8 +194,9 @@ fn named(hay: &[u8], start: usize, v: View) -> View {
     }
     let mut bytes = head.to_vec();
     bytes.extend_from_slice(&v.bytes);
-    let mut map: Vec<usize> = (line..start).collect();
-    map.extend_from_slice(&v.map);
+    let mut map = Map::default();
+    map.push_copied(line, start - line);
+    map.extend(&v.map);
     View { bytes, map }
 }
 

@@ -2,31 +2,36 @@
 //! every string value of a JSON document with its path and raw span — without building the
 //! document, so spans stay exact.
 
-use super::View;
+use super::{Map, View};
 
 /// Decode the body of a JSON string (between the quotes) at `offset` in the original.
 /// Invalid escapes are kept as written.
 pub fn unescape(raw: &[u8], offset: usize) -> View {
     let mut v = View {
         bytes: Vec::with_capacity(raw.len()),
-        map: Vec::with_capacity(raw.len() + 1),
+        map: Map::default(),
     };
     let mut i = 0;
     while i < raw.len() {
-        let at = offset + i;
-        if raw[i] != b'\\' || i + 1 >= raw.len() {
-            v.bytes.push(raw[i]);
-            v.map.push(at);
-            i += 1;
-            continue;
+        // The text up to the next backslash, copied whole; one that ends `raw` is text too.
+        let bs = memchr::memchr(b'\\', &raw[i..]).map_or(raw.len(), |p| i + p);
+        let text = if bs + 1 >= raw.len() { raw.len() } else { bs };
+        v.bytes.extend_from_slice(&raw[i..text]);
+        v.map.push_copied(offset + i, text - i);
+        i = text;
+        if i == raw.len() {
+            break;
         }
-        let (decoded, used): (Vec<u8>, usize) = match raw[i + 1] {
-            b'n' => (vec![b'\n'], 2),
-            b't' => (vec![b'\t'], 2),
-            b'r' => (vec![b'\r'], 2),
-            b'b' => (vec![8], 2),
-            b'f' => (vec![12], 2),
-            b'"' | b'\\' | b'/' => (vec![raw[i + 1]], 2),
+        let at = offset + i;
+        // What the escape decodes to, and how many bytes of `raw` it takes.
+        let one = |b: u8| ([b, 0, 0, 0, 0, 0], 1);
+        let ((decoded, n), used) = match raw[i + 1] {
+            b'n' => (one(b'\n'), 2),
+            b't' => (one(b'\t'), 2),
+            b'r' => (one(b'\r'), 2),
+            b'b' => (one(8), 2),
+            b'f' => (one(12), 2),
+            b'"' | b'\\' | b'/' => (one(raw[i + 1]), 2),
             b'u' => match hex4(&raw[i + 2..]) {
                 Some(hi @ 0xD800..=0xDBFF) => {
                     match (raw.get(i + 6..i + 8), hex4(raw.get(i + 8..).unwrap_or(&[]))) {
@@ -34,16 +39,21 @@ pub fn unescape(raw: &[u8], offset: usize) -> View {
                             let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
                             (utf8(c), 12)
                         }
-                        _ => (raw[i..i + 6].to_vec(), 6),
+                        // A lone high surrogate is kept as written.
+                        _ => {
+                            let mut kept = [0; 6];
+                            kept.copy_from_slice(&raw[i..i + 6]);
+                            ((kept, 6), 6)
+                        }
                     }
                 }
                 Some(c) => (utf8(c), 6),
-                None => (vec![b'\\'], 1),
+                None => (one(b'\\'), 1),
             },
-            _ => (vec![b'\\'], 1),
+            _ => (one(b'\\'), 1),
         };
-        for b in decoded {
-            v.bytes.push(b);
+        v.bytes.extend_from_slice(&decoded[..n]);
+        for _ in 0..n {
             v.map.push(at);
         }
         i += used;
@@ -57,11 +67,14 @@ fn hex4(b: &[u8]) -> Option<u32> {
     u32::from_str_radix(s, 16).ok()
 }
 
-fn utf8(c: u32) -> Vec<u8> {
-    char::from_u32(c)
+/// Code point `c` as UTF-8 (U+FFFD if it is none), and its length.
+fn utf8(c: u32) -> ([u8; 6], usize) {
+    let mut out = [0; 6];
+    let n = char::from_u32(c)
         .unwrap_or(char::REPLACEMENT_CHARACTER)
-        .to_string()
-        .into_bytes()
+        .encode_utf8(&mut out)
+        .len();
+    (out, n)
 }
 
 /// One step of a path into a JSON document.
@@ -228,7 +241,7 @@ mod tests {
         assert_eq!(v.bytes, "a\nb+c/d\u{1F600}e".as_bytes());
         assert_eq!(v.original(2, 3), (13, 14)); // "b"
         assert_eq!(v.original(3, 4), (14, 20)); // "\u002B"
-        assert_eq!(*v.map.last().unwrap(), 10 + raw.len());
+        assert_eq!(v.map.last().unwrap(), 10 + raw.len());
     }
 
     #[test]

@@ -1,39 +1,42 @@
 //! Decoded views of encoded text whose matches map back to spans of the original input.
 //! A view is the decoded bytes plus, for every decoded byte, its offset in the original (and
-//! one more entry: the original end), so a match `[s, e)` in the view is `[map[s], map[e])`.
+//! one more entry: the original end), so a match `[s, e)` in the view is
+//! `[map.get(s), map.get(e))`. The offsets are kept as runs ([`Map`]).
 
 mod blocks;
 pub mod json;
+mod map;
 
 use blocks::base64_blocks;
+pub use map::Map;
 
 /// Decoded bytes and the map back to the original.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct View {
     pub bytes: Vec<u8>,
-    /// `map[i]` is where decoded byte `i` starts in the original; `map[bytes.len()]` is the
-    /// original end.
-    pub map: Vec<usize>,
+    /// `map.get(i)` is where decoded byte `i` starts in the original; `map.get(bytes.len())`
+    /// is the original end.
+    pub map: Map,
 }
 
 impl View {
     /// The original span of decoded span `[s, e)`.
     pub fn original(&self, s: usize, e: usize) -> (usize, usize) {
-        (self.map[s], self.map[e])
+        (self.map.get(s), self.map.get(e))
     }
 
     /// Where original offset `at` is in the decoded bytes: the first decoded byte that comes
     /// from it or after it (the decoded end for the original end). The inverse of
     /// [`View::original`] on the offsets where decoded characters begin.
     pub fn decoded_at(&self, at: usize) -> usize {
-        self.map.partition_point(|&m| m < at).min(self.bytes.len())
+        self.map.partition_point(|m| m < at).min(self.bytes.len())
     }
 
     /// Append another view (the next line of a notebook cell, say).
     pub fn extend(&mut self, other: &View) {
         self.map.pop();
         self.bytes.extend_from_slice(&other.bytes);
-        self.map.extend_from_slice(&other.map);
+        self.map.extend(&other.map);
     }
 }
 
@@ -41,14 +44,17 @@ impl View {
 /// two-byte escapes), mapped back to `hay`.
 pub fn strip_ansi(hay: &[u8]) -> View {
     let mut view = Vec::with_capacity(hay.len());
-    let mut map = Vec::with_capacity(hay.len());
+    let mut map = Map::default();
     let mut i = 0;
     while i < hay.len() {
-        if hay[i] != 0x1b || i + 1 >= hay.len() {
-            view.push(hay[i]);
-            map.push(i);
-            i += 1;
-            continue;
+        // The text up to the next ESC, copied whole; an ESC that ends `hay` is text too.
+        let esc = memchr::memchr(0x1b, &hay[i..]).map_or(hay.len(), |p| i + p);
+        let text = if esc + 1 >= hay.len() { hay.len() } else { esc };
+        view.extend_from_slice(&hay[i..text]);
+        map.push_copied(i, text - i);
+        i = text;
+        if i == hay.len() {
+            break;
         }
         i += match hay[i + 1] {
             b'[' => {
@@ -152,7 +158,7 @@ pub fn views(hay: &[u8]) -> Vec<(Encoding, View)> {
 fn compose(outer: &View, inner: &View) -> View {
     View {
         bytes: inner.bytes.clone(),
-        map: inner.map.iter().map(|&i| outer.map[i]).collect(),
+        map: inner.map.iter().map(|i| outer.map.get(i)).collect(),
     }
 }
 
@@ -287,17 +293,17 @@ fn unescape_all(hay: &[u8]) -> View {
             match byte {
                 Some(byte) => {
                     w.bytes.push(byte);
-                    w.map.push(v.map[i]);
+                    w.map.push(v.map.get(i));
                     i += 4;
                 }
                 _ => {
                     w.bytes.push(b[i]);
-                    w.map.push(v.map[i]);
+                    w.map.push(v.map.get(i));
                     i += 1;
                 }
             }
         }
-        w.map.push(*v.map.last().unwrap_or(&hay.len()));
+        w.map.push(v.map.last().unwrap_or(hay.len()));
         v = w;
     }
     v
@@ -322,23 +328,26 @@ pub fn percent_decoded(hay: &[u8]) -> Vec<u8> {
 fn percent(hay: &[u8]) -> View {
     let mut v = View {
         bytes: Vec::with_capacity(hay.len()),
-        map: Vec::with_capacity(hay.len() + 1),
+        map: Map::default(),
     };
     let mut i = 0;
     while i < hay.len() {
-        let byte = match hay[i] {
-            b'%' => hex_byte(hay.get(i + 1..i + 3)),
-            _ => None,
-        };
-        match byte {
+        // The text up to the next `%`, copied whole.
+        let pct = memchr::memchr(b'%', &hay[i..]).map_or(hay.len(), |p| i + p);
+        v.bytes.extend_from_slice(&hay[i..pct]);
+        v.map.push_copied(i, pct - i);
+        i = pct;
+        if i == hay.len() {
+            break;
+        }
+        v.map.push(i);
+        match hex_byte(hay.get(i + 1..i + 3)) {
             Some(byte) => {
                 v.bytes.push(byte);
-                v.map.push(i);
                 i += 3;
             }
-            _ => {
-                v.bytes.push(hay[i]);
-                v.map.push(i);
+            None => {
+                v.bytes.push(b'%');
                 i += 1;
             }
         }
@@ -355,7 +364,7 @@ mod tests {
     fn strips_csi_and_osc() {
         let super::View { bytes: v, map: m } = strip_ansi(b"a\x1b[31mb\x1b]0;title\x07c\x1b[0m");
         assert_eq!(v, b"abc");
-        assert_eq!(m, vec![0, 6, 17, 22]);
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![0, 6, 17, 22]);
     }
 
     #[test]

@@ -426,9 +426,8 @@ impl Visible {
                 map: Vec::new(),
             };
         }
-        let crate::decode::View {
-            mut bytes, mut map, ..
-        } = crate::decode::strip_ansi(hay);
+        let crate::decode::View { mut bytes, map } = crate::decode::strip_ansi(hay);
+        let mut map: Vec<usize> = map.iter().collect();
         // A lone ESC at the very end is the start of a sequence, not text.
         if hay.last() == Some(&0x1b) && bytes.last() == Some(&0x1b) {
             bytes.pop();

@@ -276,7 +276,7 @@ mod tests {
                 rng ^= rng << 17;
                 body.extend_from_slice(parts[(rng % 8) as usize]);
             }
-            if rng % 5 == 0 {
+            if rng.is_multiple_of(5) {
                 body.push(b'\\');
             }
             let offset = 3;

@@ -82,11 +82,11 @@ impl Scanner {
                 .scan(&v.bytes)
                 .into_iter()
                 .map(|m| Match {
-                    start: v.map[m.start],
-                    end: v.map[m.end],
+                    start: v.map.get(m.start),
+                    end: v.map.get(m.end),
                     rule: m.rule,
-                    match_start: v.map[m.match_start],
-                    match_end: v.map[m.match_end],
+                    match_start: v.map.get(m.match_start),
+                    match_end: v.map.get(m.match_end),
                 })
                 .collect();
             known.extend_from_slice(&mapped);

@@ -62,7 +62,7 @@ fn one_shot(input: &[u8]) -> Vec<u8> {
     let mut spans: Vec<(usize, usize, usize)> = engine()
         .scan(&view.bytes)
         .iter()
-        .map(|m| (view.map[m.start], view.map[m.end - 1] + 1, m.rule))
+        .map(|m| (view.map.get(m.start), view.map.get(m.end - 1) + 1, m.rule))
         .collect();
     spans.sort_unstable();
     let mut out = Vec::new();
