@@ -4,6 +4,7 @@
 # pair in it; p50 and p99 over RUNS runs (default 200) of the release binary. For scale: the
 # same process doing nothing (`--version`), and a tiny prompt event (start-up alone). Then the
 # same events answered by a hook server (`--server`, started and warm before the timed runs).
+# The cases take turns run by run, so a noisy stretch of a shared machine falls on them alike.
 #
 #     benches/hook-latency.sh [path/to/release/leakhound] [RUNS]
 #
@@ -39,16 +40,13 @@ def event(stdout):
         "tool_response": {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False},
     }).encode()
 
-def measure(args, data):
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        p = subprocess.run([lh] + args, input=data, capture_output=True)
-        times.append((time.perf_counter() - t) * 1000)
-        if p.returncode != 0:
-            sys.exit(f"{args}: exit {p.returncode}: {p.stderr.decode()[:300]}")
-    times.sort()
-    return times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))], p.stdout
+def run(args, data):
+    t = time.perf_counter()
+    p = subprocess.run([lh] + args, input=data, capture_output=True)
+    took = (time.perf_counter() - t) * 1000
+    if p.returncode != 0:
+        sys.exit(f"{args}: exit {p.returncode}: {p.stderr.decode()[:300]}")
+    return took, p.stdout
 
 clean, dirty = event(build_log(False)), event(build_log(True))
 prompt = json.dumps({"session_id": "b", "transcript_path": "/t", "cwd": "/",
@@ -60,22 +58,30 @@ os.environ["XDG_RUNTIME_DIR"] = runtime
 served = ["hook", "claude", "--server-idle", "30", "--server"]
 print(f"runs per case: {runs}; event sizes: {len(clean)} and {len(dirty)} bytes")
 print(f"{'case':44} {'p50 ms':>8} {'p99 ms':>8}")
-for name, args, data in [
+cases = [
     ("process only (--version)", ["--version"], b""),
     ("tiny prompt event, no secret", ["hook", "claude"], prompt),
     ("100 KB Bash output, no secret", ["hook", "claude"], clean),
     ("100 KB Bash output, AWS key pair", ["hook", "claude"], dirty),
     ("with --server: 100 KB, no secret", served, clean),
     ("with --server: 100 KB, AWS key pair", served, dirty),
-]:
-    if args is served:
-        # The server started (and warmed on both events) before the runs are timed.
-        for data_ in (clean, dirty):
-            subprocess.run([lh] + args[:-1] + ["--server=wait"], input=data_, check=True,
-                           capture_output=True)
-    p50, p99, out = measure(args, data)
-    if "pair" in name:
-        assert key.encode() not in out and secret.encode() not in out, "not masked"
-        assert b"updatedToolOutput" in out
+]
+# The server started (and warmed on both events) before the runs are timed.
+for data_ in (clean, dirty):
+    subprocess.run([lh] + served[:-1] + ["--server=wait"], input=data_, check=True,
+                   capture_output=True)
+# The cases take turns, one run each, so that a noisy stretch of the machine's falls on all
+# of them alike rather than on whichever case was running then.
+times = [[] for _ in cases]
+for _ in range(runs):
+    for i, (name, args, data) in enumerate(cases):
+        took, out = run(args, data)
+        times[i].append(took)
+        if "pair" in name:
+            assert key.encode() not in out and secret.encode() not in out, "not masked"
+            assert b"updatedToolOutput" in out
+for (name, _, _), t in zip(cases, times):
+    t.sort()
+    p50, p99 = t[len(t) // 2], t[min(len(t) - 1, int(len(t) * 0.99))]
     print(f"{name:44} {p50:8.1f} {p99:8.1f}")
 EOF
