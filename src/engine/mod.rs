@@ -83,6 +83,8 @@ struct Compiled {
     group: usize,
     /// Bytes to search on each side of a keyword hit.
     window: usize,
+    /// The longest match, when the pattern bounds it.
+    longest: Option<usize>,
     /// (companion rule index, largest distance)
     requires: Option<(usize, usize)>,
     /// Whether a match can contain a line feed: a stream filter may then have to hold more
@@ -405,6 +407,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         anchors: OnceLock::new(),
         group,
         window,
+        longest: facts.max_len,
         requires,
         spans_lines: facts.spans_lines,
         secret_spans_lines: facts.secret_spans_lines,

@@ -269,7 +269,7 @@ impl Engine {
         let Some(confirmer) = self.confirmer(rule) else {
             return;
         };
-        let group = self.compiled[rule].group;
+        let (group, longest) = (self.compiled[rule].group, self.compiled[rule].longest);
         starts.sort_unstable();
         starts.dedup();
         let mut slots = Slots::new(confirmer, group);
@@ -278,7 +278,11 @@ impl Engine {
             if s < at {
                 continue;
             }
-            let input = Input::new(hay).range(s..end).anchored(Anchored::Yes);
+            // No match at `s` is longer than the rule's longest, so the search stops there:
+            // the backtracker clears a bit per NFA state for each byte it may read, and
+            // look-around still sees the bytes beyond.
+            let stop = longest.map_or(end, |n| end.min(s + n));
+            let input = Input::new(hay).range(s..stop).anchored(Anchored::Yes);
             if let Some((ms, me)) = search(confirmer, &input, rule, group, &mut slots, out) {
                 at = if me > ms { me } else { me + 1 };
             }
