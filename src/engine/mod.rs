@@ -70,7 +70,6 @@ impl Match {
 }
 
 struct Compiled {
-    pattern: String,
     /// Built on first use: a scan that never hits a rule's keywords never pays for its
     /// regex (start-up matters for pre-commit hooks and filters). `None` if it fails to
     /// build, which only a size limit can cause after the pattern parsed; operator rules
@@ -402,7 +401,6 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         )),
     };
     Ok(Compiled {
-        pattern: r.pattern.clone(),
         regex: OnceLock::new(),
         anchors: OnceLock::new(),
         group,

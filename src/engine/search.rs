@@ -222,15 +222,17 @@ impl Engine {
     }
 
     fn anchors(&self, rule: usize) -> &Anchors {
-        let c = &self.compiled[rule];
-        c.anchors
-            .get_or_init(|| Anchors::of(&c.pattern, &self.rules[rule].keywords, self.startup))
+        let r = &self.rules[rule];
+        self.compiled[rule]
+            .anchors
+            .get_or_init(|| Anchors::of(&r.pattern, &r.keywords, self.startup))
     }
 
     fn confirmer(&self, rule: usize) -> Option<&Confirmer> {
-        let c = &self.compiled[rule];
-        c.regex
-            .get_or_init(|| build_regex(&c.pattern, self.anchors(rule), self.startup).ok())
+        let pattern = &self.rules[rule].pattern;
+        self.compiled[rule]
+            .regex
+            .get_or_init(|| build_regex(pattern, self.anchors(rule), self.startup).ok())
             .as_ref()
     }
 
