@@ -16,8 +16,7 @@ pub fn unescape(raw: &[u8], offset: usize) -> View {
         // The text up to the next backslash, copied whole; one that ends `raw` is text too.
         let bs = memchr::memchr(b'\\', &raw[i..]).map_or(raw.len(), |p| i + p);
         let text = if bs + 1 >= raw.len() { raw.len() } else { bs };
-        v.bytes.extend_from_slice(&raw[i..text]);
-        v.map.push_copied(offset + i, text - i);
+        v.push_copied(&raw[i..text], offset + i);
         i = text;
         if i == raw.len() {
             break;

@@ -32,6 +32,12 @@ impl View {
         self.map.partition_point(|m| m < at).min(self.bytes.len())
     }
 
+    /// Append `text`, copied one for one from offset `at` of the original.
+    fn push_copied(&mut self, text: &[u8], at: usize) {
+        self.bytes.extend_from_slice(text);
+        self.map.push_copied(at, text.len());
+    }
+
     /// Append another view (the next line of a notebook cell, say).
     pub fn extend(&mut self, other: &View) {
         self.map.pop();
@@ -43,15 +49,16 @@ impl View {
 /// `hay` without ANSI escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ST`, and
 /// two-byte escapes), mapped back to `hay`.
 pub fn strip_ansi(hay: &[u8]) -> View {
-    let mut view = Vec::with_capacity(hay.len());
-    let mut map = Map::default();
+    let mut v = View {
+        bytes: Vec::with_capacity(hay.len()),
+        map: Map::default(),
+    };
     let mut i = 0;
     while i < hay.len() {
         // The text up to the next ESC, copied whole; an ESC that ends `hay` is text too.
         let esc = memchr::memchr(0x1b, &hay[i..]).map_or(hay.len(), |p| i + p);
         let text = if esc + 1 >= hay.len() { hay.len() } else { esc };
-        view.extend_from_slice(&hay[i..text]);
-        map.push_copied(i, text - i);
+        v.push_copied(&hay[i..text], i);
         i = text;
         if i == hay.len() {
             break;
@@ -94,8 +101,8 @@ pub fn strip_ansi(hay: &[u8]) -> View {
             _ => 2,
         };
     }
-    map.push(hay.len());
-    View { bytes: view, map }
+    v.map.push(hay.len());
+    v
 }
 
 /// How a view was decoded, as reported on findings.
@@ -334,8 +341,7 @@ fn percent(hay: &[u8]) -> View {
     while i < hay.len() {
         // The text up to the next `%`, copied whole.
         let pct = memchr::memchr(b'%', &hay[i..]).map_or(hay.len(), |p| i + p);
-        v.bytes.extend_from_slice(&hay[i..pct]);
-        v.map.push_copied(i, pct - i);
+        v.push_copied(&hay[i..pct], i);
         i = pct;
         if i == hay.len() {
             break;

@@ -413,9 +413,9 @@ fn is_word(b: u8) -> bool {
 /// at the end too: the rest of it is on its way), and where each byte came from.
 struct Visible {
     bytes: Vec<u8>,
-    /// `map[i]` is where visible byte `i` is in the original; the last entry is the end.
+    /// `map.get(i)` is where visible byte `i` is in the original; the last entry is the end.
     /// Empty when nothing was removed.
-    map: Vec<usize>,
+    map: crate::decode::Map,
 }
 
 impl Visible {
@@ -423,15 +423,20 @@ impl Visible {
         if memchr::memchr(0x1b, hay).is_none() {
             return Visible {
                 bytes: hay.to_vec(),
-                map: Vec::new(),
+                map: Default::default(),
             };
         }
-        let crate::decode::View { mut bytes, map } = crate::decode::strip_ansi(hay);
-        let mut map: Vec<usize> = map.iter().collect();
-        // A lone ESC at the very end is the start of a sequence, not text.
+        let crate::decode::View {
+            mut bytes, mut map, ..
+        } = crate::decode::strip_ansi(hay);
+        // A lone ESC at the very end is the start of a sequence, not text: its byte and its
+        // entry go, the end's stays.
         if hay.last() == Some(&0x1b) && bytes.last() == Some(&0x1b) {
             bytes.pop();
-            map.remove(map.len() - 2);
+            if let Some(end) = map.pop() {
+                map.pop();
+                map.push(end);
+            }
         }
         Visible { bytes, map }
     }
@@ -441,7 +446,7 @@ impl Visible {
         if self.map.is_empty() {
             i
         } else {
-            self.map[i]
+            self.map.get(i)
         }
     }
 
