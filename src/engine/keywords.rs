@@ -283,9 +283,12 @@ impl Keywords {
         // The current states' rows, premultiplied: a table entry shifted.
         let shift = self.stride2 - 1;
         let mut s = [0u32; N];
+        // Each part cut to the length walked together, so that reading it needs no check.
+        let parts: [&[u8]; N] = std::array::from_fn(|j| &hay[starts[j]..starts[j] + both]);
+        let classes = &self.classes;
         for i in 0..both {
             let e: [u16; N] = std::array::from_fn(|j| {
-                trans[(s[j] + u32::from(self.classes[hay[starts[j] + i] as usize])) as usize]
+                trans[(s[j] + u32::from(classes[usize::from(parts[j][i])])) as usize]
             });
             let any = e.iter().fold(0, |a, &x| a | x);
             for j in 0..N {
