@@ -464,6 +464,8 @@ const PREFETCH: usize = 16;
 /// over the whole range has moved on, and their bytes come from memory.
 #[inline]
 fn prefetch(hay: &[u8], at: usize) {
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (hay, at);
     #[cfg(target_arch = "x86_64")]
     if let Some(b) = hay.get(at) {
         // SAFETY: SSE is part of x86_64, and a prefetch reads nothing (the pointer is into
