@@ -56,8 +56,53 @@ fn input() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// Every rule's keyword, once.
+fn keywords() -> &'static Vec<Vec<u8>> {
+    static K: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    K.get_or_init(|| {
+        let mut k: Vec<Vec<u8>> = engine()
+            .rules()
+            .iter()
+            .flat_map(|r| r.keywords.iter().map(|k| k.as_bytes().to_vec()))
+            .collect();
+        k.sort();
+        k.dedup();
+        k
+    })
+}
+
+/// Keywords one after the other with a few bytes between, now and then an example: hits by
+/// the dozen, most of which no match can start at (the engine drops their windows as it
+/// finds them) and whose windows would have joined the others'.
+fn dense_input() -> impl Strategy<Value = Vec<u8>> {
+    let (k, n) = (keywords().len(), examples().len());
+    let between = proptest::collection::vec(
+        prop_oneof![4 => 0x20u8..0x7f, 1 => Just(b'='), 1 => Just(b'\n')],
+        0..12,
+    );
+    proptest::collection::vec((0..k, between, 0..n, 0u8..6), 1..60).prop_map(|parts| {
+        let mut out = Vec::new();
+        for (kw, between, ex, roll) in parts {
+            out.extend_from_slice(&keywords()[kw]);
+            out.extend_from_slice(&between);
+            if roll == 0 {
+                out.extend_from_slice(&examples()[ex].1);
+            }
+        }
+        out
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dense_keyword_hits_change_nothing(hay in dense_input(), chunk in 16usize..512) {
+        let e = engine();
+        let reference = e.finish(&hay, e.reference_candidates(&hay));
+        prop_assert_eq!(&e.scan(&hay), &reference);
+        prop_assert_eq!(&e.scan_chunked(&hay, chunk), &reference);
+    }
 
     #[test]
     fn prefiltered_equals_reference(hay in input(), chunk in 16usize..512) {
