@@ -58,7 +58,12 @@ deb_root() {  # deb_root PKG VERSION: print a folder holding the package's files
   fi
   if [[ ! -d $d ]]; then
     local tmp; tmp=$(mktemp -d "$CACHE/deb/dl.XXXXXX")
-    (cd "$tmp" && apt-get download -qq "$pkg=$ver" >&2 2>/dev/null)
+    # A machine's package lists may be older than the pinned version: update them once.
+    if ! (cd "$tmp" && apt-get download -qq "$pkg=$ver" >&2 2>/dev/null); then
+      log "apt-get download $pkg=$ver failed; updating the package lists and trying again"
+      apt-get update -qq >&2
+      (cd "$tmp" && apt-get download -qq "$pkg=$ver" >&2)
+    fi
     dpkg-deb -x "$tmp"/*.deb "$d.part" && mv "$d.part" "$d"
     rm -rf "$tmp"
   fi
