@@ -367,13 +367,17 @@ impl Session {
         };
         let rules = self.scanner.engine().rules();
         let done = crate::deliver::deliver(
-            o,
+            &mut o,
             rules,
             delivery,
             self.out.writer(),
             baseline.as_mut().map(|(b, _)| b.writer()),
         )
         .context("writing the report")?;
+        // The process ends after the report: a run's findings are let go of on a thread of
+        // their own, not freed one by one while it waits (~25 ms at the end of a scan of
+        // 20k files with thousands of findings).
+        std::thread::spawn(move || drop(o));
         if let Some((mut b, p)) = baseline {
             b.writer()
                 .flush()

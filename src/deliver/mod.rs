@@ -121,7 +121,7 @@ pub struct Delivered {
 /// Validate, run hooks, audit, write the report to `out` and the baseline (every finding,
 /// suppressed ones included) to `baseline`, and pick the exit code.
 pub fn deliver(
-    mut o: ScanResults,
+    o: &mut ScanResults,
     rules: &[Rule],
     mut d: Delivery<'_>,
     out: &mut dyn Write,

@@ -18,11 +18,13 @@ pub const MIN_PREFIX: usize = 4;
 pub struct Known {
     /// Each value once, with the index of the rule that first found it.
     values: Vec<(Box<[u8]>, usize)>,
-    index: HashMap<Box<[u8]>, usize>,
+    index: HashMap<Box<[u8]>, usize, FastHash>,
     /// Values by their first and by their last [`MIN_PREFIX`] bytes: where a piece cut off
     /// at an edge is looked up, in time independent of how many values there are.
-    heads: HashMap<[u8; MIN_PREFIX], Vec<usize>>,
-    tails: HashMap<[u8; MIN_PREFIX], Vec<usize>>,
+    /// Looked up once per byte of a context's edges, for every finding of a run: with the
+    /// default SipHash these lookups were most of a scan's single-threaded end.
+    heads: HashMap<[u8; MIN_PREFIX], Vec<usize>, FastHash>,
+    tails: HashMap<[u8; MIN_PREFIX], Vec<usize>, FastHash>,
     /// Automata over the values, each over a run of them, the runs' sizes decreasing: a
     /// value added is searched for in an automaton of its own at the next search, and two
     /// neighbouring automata of equal size are rebuilt as one (a binary counter). A stream
@@ -37,6 +39,10 @@ pub struct Known {
 /// more than the rest of a scan of 200k secrets (states, and memory, grow with every byte of
 /// every value); the heads hold a fifth of the bytes, and a confirmation is one comparison.
 const HEAD: usize = 8;
+
+/// A quick hasher, seeded per process: values and their edges are looked up by the hundred
+/// thousand at the end of a run, on one thread.
+type FastHash = foldhash::fast::RandomState;
 
 /// One automaton and the values (`values[from..to]`) it holds; `None` if it could not be
 /// built (a size limit): those values are then searched for one by one.
@@ -56,7 +62,7 @@ struct Heads {
 
 impl Heads {
     fn build(values: &[(Box<[u8]>, usize)], from: usize) -> Option<Heads> {
-        let mut ids: HashMap<&[u8], usize> = HashMap::new();
+        let mut ids: HashMap<&[u8], usize, FastHash> = HashMap::default();
         let mut heads: Vec<&[u8]> = Vec::new();
         let mut by_head: Vec<Vec<usize>> = Vec::new();
         for (i, (v, _)) in values.iter().enumerate() {
@@ -96,6 +102,16 @@ pub struct Occurrence {
 impl Known {
     pub fn new() -> Known {
         Known::default()
+    }
+
+    /// A `Known` with room for `n` values: a run's end adds tens of thousands at once.
+    pub fn with_capacity(n: usize) -> Known {
+        let mut k = Known::default();
+        k.values.reserve(n);
+        k.index.reserve(n);
+        k.heads.reserve(n);
+        k.tails.reserve(n);
+        k
     }
 
     pub fn len(&self) -> usize {
@@ -142,10 +158,16 @@ impl Known {
 
     /// Every occurrence of every value in `hay`, overlapping ones too, by start.
     pub fn find(&mut self, hay: &[u8]) -> Vec<Occurrence> {
+        self.index();
+        self.find_indexed(hay)
+    }
+
+    /// [`Known::find`] without indexing first, so that many threads can search at once:
+    /// only the values added before the last [`Known::index`] are looked for.
+    pub fn find_indexed(&self, hay: &[u8]) -> Vec<Occurrence> {
         if self.values.is_empty() || hay.len() < MIN_VALUE {
             return Vec::new();
         }
-        self.index_new_values();
         let mut out = Vec::new();
         for t in &self.tiers {
             let at = |start: usize, end: usize, i: usize| Occurrence {
@@ -180,7 +202,7 @@ impl Known {
     }
 
     /// Put the values added since the last search into the tiers.
-    fn index_new_values(&mut self) {
+    pub fn index(&mut self) {
         let indexed = self.tiers.last().map_or(0, |t| t.to);
         if indexed == self.values.len() {
             return;

@@ -205,10 +205,12 @@ impl Detection {
 /// any run that looks generated. A notebook line whose metadata holds a token must not show
 /// an AWS secret found in another file.
 pub fn mask_contexts(findings: &mut [Finding], known: &mut Known) {
-    for f in findings.iter_mut() {
+    known.index();
+    let known = &*known;
+    let mask = |f: &mut Finding| {
         let text = f.context.text().as_bytes();
         let mut spans: Vec<(usize, usize)> = known
-            .find(text)
+            .find_indexed(text)
             .into_iter()
             .map(|o| (o.start, o.end))
             .collect();
@@ -217,6 +219,14 @@ pub fn mask_contexts(findings: &mut [Finding], known: &mut Known) {
             f.context.mask_spans(spans);
         }
         f.context.mask_random_runs();
+    };
+    // A run's thousands of findings, masked at its end while nothing else runs, on every
+    // core; an event's few on this thread.
+    if findings.len() >= 256 {
+        use rayon::prelude::*;
+        findings.par_iter_mut().for_each(mask);
+    } else {
+        findings.iter_mut().for_each(mask);
     }
 }
 

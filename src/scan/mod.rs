@@ -242,9 +242,11 @@ impl ScanResults {
 
 /// Findings sorted and paired into credential sets, totals counted.
 fn finish(mut o: ScanResults, start: Instant) -> ScanResults {
-    o.findings.sort_by(Finding::report_order);
+    Finding::sort_for_report(&mut o.findings);
     // Every value the run found masks the contexts, also those held only as values.
-    let mut known = crate::detect::Known::new();
+    let mut known = crate::detect::Known::with_capacity(
+        o.findings.len() + o.suppressed.len() + o.left_out.values.len(),
+    );
     for f in o.findings.iter().chain(&o.suppressed).filter(|f| !f.public) {
         known.add(f.secret.bytes(), 0);
     }
@@ -253,7 +255,7 @@ fn finish(mut o: ScanResults, start: Instant) -> ScanResults {
     }
     crate::detect::mask_contexts(&mut o.findings, &mut known);
     crate::validate::annotate(&mut o.findings);
-    o.suppressed.sort_by(Finding::report_order);
+    Finding::sort_for_report(&mut o.suppressed);
     // Whole keys, not only paths: workers finish in any order, and the report must not.
     o.warnings
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
@@ -441,5 +443,56 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A run's findings come out in the order the records' [`crate::model::report_order`]
+    /// gives, whatever order their files were scanned in: several findings to a file, files
+    /// whose paths sort apart from their scan order, one file in a commit and on disk.
+    #[test]
+    fn findings_are_sorted_as_their_records_are() {
+        let s = Scanner::new(
+            Engine::new(
+                crate::rules::builtin(),
+                crate::engine::FingerprintKey::ephemeral(),
+            )
+            .unwrap(),
+            Policy::default(),
+        );
+        let ignore = |_: &Warning| {};
+        let run = s.run(&ignore);
+        let opts = s.admit_opts(false, None);
+        for (n, name) in ["z.env", "a/b.env", "a.env", "m.env", "a/a.env"]
+            .iter()
+            .enumerate()
+        {
+            let mut text = String::new();
+            for k in 0..3 {
+                let (id, secret) = fake_aws((n * 3 + k) as u64);
+                text += &format!("AWS_ACCESS_KEY_ID={id}\nAWS_SECRET_ACCESS_KEY={secret}\n\n");
+            }
+            let (file, git) = (
+                places(name, text.as_bytes()).swap_remove(0).1,
+                places(name, text.as_bytes()).swap_remove(1).1,
+            );
+            s.file(&run, git, &opts);
+            s.file(&run, file, &opts);
+        }
+        let findings = run.finish().findings;
+        assert!(findings.len() >= 30, "{}", findings.len());
+        let got: Vec<crate::model::Record> = findings.iter().map(|f| f.record(false)).collect();
+        let mut want = got.clone();
+        want.sort_by(crate::model::report_order);
+        let key = |r: &crate::model::Record| {
+            (
+                r.path.clone(),
+                r.start,
+                r.rule.clone(),
+                r.fingerprint.clone(),
+            )
+        };
+        assert_eq!(
+            got.iter().map(key).collect::<Vec<_>>(),
+            want.iter().map(key).collect::<Vec<_>>()
+        );
     }
 }

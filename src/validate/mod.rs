@@ -241,12 +241,17 @@ pub fn annotate(findings: &mut [Finding]) {
     if !findings.iter().any(|f| f.part.is_some()) {
         return;
     }
+    // Each finding's validator read once, not once per validator: a run's end goes through
+    // thousands of findings on one thread.
+    let mut by_validator: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, f) in findings.iter().enumerate() {
+        if let Some(p) = &f.part {
+            by_validator.entry(p.validator.clone()).or_default().push(i);
+        }
+    }
     for v in all() {
-        let members: Vec<usize> = (0..findings.len())
-            .filter(|&i| findings[i].is_part_of(v.name()))
-            .collect();
-        if !members.is_empty() {
-            v.annotate(findings, &members);
+        if let Some(members) = by_validator.get(v.name()) {
+            v.annotate(findings, members);
         }
     }
     // Scan results are merged (runtime-audit's environments, files and endpoints), and each
