@@ -439,6 +439,21 @@ fn search(
     slots: &mut Slots,
     out: &mut Vec<Match>,
 ) -> Option<(usize, usize)> {
+    if let (Some(parts), Anchored::Yes) = (&confirmer.parts, input.get_anchored()) {
+        if let Some(found) = parts.search(input) {
+            let ((ms, me), (s, e)) = found?;
+            if e > s {
+                out.push(Match {
+                    start: s,
+                    end: e,
+                    rule,
+                    match_start: ms,
+                    match_end: me,
+                });
+            }
+            return Some((ms, me));
+        }
+    }
     let slots = slots.get();
     confirmer.regex.search_slots(input, slots)?;
     let (ms, me) = (slots[0]?.get(), slots[1]?.get());

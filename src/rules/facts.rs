@@ -165,6 +165,28 @@ pub(crate) fn secret_between_fixed(hir: &Hir) -> Option<(usize, usize)> {
     Some((before, after))
 }
 
+/// The pattern cut around its `secret` group, when that group is one of the parts of the
+/// whole pattern's concatenation: what comes before it, the group's body, and what comes
+/// after it (each possibly empty).
+#[allow(dead_code)] // build.rs includes this file and does not call it
+pub(crate) fn around_secret(hir: &Hir) -> Option<[Hir; 3]> {
+    use regex_syntax::hir::HirKind;
+    let HirKind::Concat(parts) = hir.kind() else {
+        return None;
+    };
+    let at = parts.iter().position(
+        |h| matches!(h.kind(), HirKind::Capture(c) if c.name.as_deref() == Some("secret")),
+    )?;
+    let HirKind::Capture(c) = parts[at].kind() else {
+        return None;
+    };
+    Some([
+        Hir::concat(parts[..at].to_vec()),
+        (*c.sub).clone(),
+        Hir::concat(parts[at + 1..].to_vec()),
+    ])
+}
+
 /// The body of the group named `secret`.
 fn secret_of(h: &Hir) -> Option<&Hir> {
     use regex_syntax::hir::HirKind;
