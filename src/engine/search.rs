@@ -436,29 +436,27 @@ fn search(
     slots: &mut Slots,
     out: &mut Vec<Match>,
 ) -> Option<(usize, usize)> {
-    if let (Some(parts), Anchored::Yes) = (&confirmer.parts, input.get_anchored()) {
-        if let Some(found) = parts.search(input) {
-            let ((ms, me), (s, e)) = found?;
-            if e > s {
-                out.push(Match {
-                    start: s,
-                    end: e,
-                    rule,
-                    match_start: ms,
-                    match_end: me,
-                });
-            }
-            return Some((ms, me));
+    let parts = confirmer
+        .parts
+        .as_ref()
+        .filter(|_| matches!(input.get_anchored(), Anchored::Yes));
+    let ((ms, me), secret) = match parts.and_then(|p| p.search(input)) {
+        Some(found) => {
+            let (span, secret) = found?;
+            (span, Some(secret))
         }
-    }
-    let slots = slots.get();
-    confirmer.regex.search_slots(input, slots)?;
-    let (ms, me) = (slots[0]?.get(), slots[1]?.get());
-    let secret = match confirmer.between {
-        Some((before, after)) => Some((ms + before, me.saturating_sub(after))),
-        None => slots[2 * group]
-            .zip(slots[2 * group + 1])
-            .map(|(s, e)| (s.get(), e.get())),
+        None => {
+            let slots = slots.get();
+            confirmer.regex.search_slots(input, slots)?;
+            let (ms, me) = (slots[0]?.get(), slots[1]?.get());
+            let secret = match confirmer.between {
+                Some((before, after)) => Some((ms + before, me.saturating_sub(after))),
+                None => slots[2 * group]
+                    .zip(slots[2 * group + 1])
+                    .map(|(s, e)| (s.get(), e.get())),
+            };
+            ((ms, me), secret)
+        }
     };
     if let Some((s, e)) = secret.filter(|(s, e)| e > s) {
         out.push(Match {

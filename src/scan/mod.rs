@@ -384,9 +384,9 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn the_same_bytes_are_read_the_same_way_whatever_the_source() {
-        let s = Scanner::new(
+    /// A scanner of the built-in rules, no allowlist.
+    fn builtin_scanner() -> Scanner {
+        Scanner::new(
             Engine::new(
                 crate::rules::builtin(),
                 crate::engine::FingerprintKey::ephemeral(),
@@ -394,7 +394,11 @@ mod tests {
             .unwrap(),
             Policy::default(),
         )
-        .with_archives(Some(Archives {
+    }
+
+    #[test]
+    fn the_same_bytes_are_read_the_same_way_whatever_the_source() {
+        let s = builtin_scanner().with_archives(Some(Archives {
             limits: Default::default(),
             binary: false,
         }));
@@ -450,14 +454,7 @@ mod tests {
     /// whose paths sort apart from their scan order, one file in a commit and on disk.
     #[test]
     fn findings_are_sorted_as_their_records_are() {
-        let s = Scanner::new(
-            Engine::new(
-                crate::rules::builtin(),
-                crate::engine::FingerprintKey::ephemeral(),
-            )
-            .unwrap(),
-            Policy::default(),
-        );
+        let s = builtin_scanner();
         let ignore = |_: &Warning| {};
         let run = s.run(&ignore);
         let opts = s.admit_opts(false, None);
