@@ -71,14 +71,7 @@ impl Scanner {
             },
             Admission::Scan(how) => how,
         };
-        // The file itself, not the `Reader` around it: a reader with only `read` has every
-        // buffer it is read into zeroed first (`Read::read_buf`'s default), a gigabyte of
-        // `memset` for a 1 GiB file; a `File` reads into the buffer's spare capacity.
-        let rest: &mut dyn Read = match &mut s.rest {
-            Reader::File(f) => f,
-            Reader::Pipe(p) => p,
-        };
-        let (found, n, error) = self.chunked(run, &s.provenance, s.head, rest, how);
+        let (found, n, error) = self.chunked(run, &s.provenance, s.head, s.rest.as_read(), how);
         run.scanned(&s.provenance, n, found);
         if let Some(e) = error {
             if pipe {

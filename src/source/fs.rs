@@ -87,11 +87,15 @@ pub enum Reader {
     Pipe(Bounded),
 }
 
-impl Read for Reader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+impl Reader {
+    /// The file or pipe itself, to read from. Not a `Read` of its own: a reader with only
+    /// `read` has every buffer it reads into zeroed first (`Read::read_buf`'s default), the
+    /// whole of each file read and of each large file's chunks; a `File` reads into a
+    /// buffer's spare capacity as it is.
+    pub fn as_read(&mut self) -> &mut dyn Read {
         match self {
-            Reader::File(f) => f.read(buf),
-            Reader::Pipe(p) => p.read(buf),
+            Reader::File(f) => f,
+            Reader::Pipe(p) => p,
         }
     }
 }
@@ -412,7 +416,7 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
     // Read whole up to the streaming size; a file that grows past it while read (or a pipe)
     // goes on as a stream.
     let mut data = Vec::with_capacity(size.unwrap_or(0).min(STREAM_AT) as usize + 1);
-    if let Err(e) = (&mut rest).take(STREAM_AT + 1).read_to_end(&mut data) {
+    if let Err(e) = rest.as_read().take(STREAM_AT + 1).read_to_end(&mut data) {
         return err(e.to_string());
     }
     // A file that shrank while read (truncated under the scan, as logrotate's copytruncate
