@@ -2,9 +2,7 @@
 //! documentation's markers, placeholders, template markers and filler. What
 //! [`super::reject`] rejects before any rule-specific check.
 
-use super::reject::{automaton, contains_any};
-use aho_corasick::AhoCorasick;
-use std::sync::OnceLock;
+use super::reject::Words;
 
 /// The example values of the specifications, copied into every library and its tests.
 const KNOWN_EXAMPLES: &[&str] = &[
@@ -80,8 +78,8 @@ pub(super) fn is_placeholder(secret: &[u8]) -> bool {
 
 fn plain_placeholder(secret: &[u8]) -> bool {
     placeholder_shape(secret)
-        || contains_any(&CHANCE, CHANCE_WORDS, secret)
-        || contains_any(&MARKERS, MARKER_WORDS, secret)
+        || CHANCE.found_in(secret)
+        || MARKERS.found_in(secret)
         || shouts_words(secret)
         || is_filler(secret)
         || spells_password(secret)
@@ -174,8 +172,8 @@ const CHANCE_WORDS: &[&str] = &[
 ];
 
 // The two lists' automata, shared by every check that reads them.
-static CHANCE: OnceLock<AhoCorasick> = OnceLock::new();
-static MARKERS: OnceLock<AhoCorasick> = OnceLock::new();
+static CHANCE: Words = Words::new(CHANCE_WORDS);
+static MARKERS: Words = Words::new(MARKER_WORDS);
 
 /// The other placeholder words: characters no token body holds, or a stand-in's own words
 /// (`your_`), a marker wherever they stand.
@@ -205,7 +203,7 @@ const MARKER_WORDS: &[&str] = &[
 /// or any other placeholder shape still is.
 pub(super) fn is_placeholder_token(secret: &[u8]) -> bool {
     placeholder_shape(secret)
-        || contains_any(&MARKERS, MARKER_WORDS, secret)
+        || MARKERS.found_in(secret)
         || shouts_words(secret)
         || is_filler(secret)
         || words_without_random(secret)
@@ -216,7 +214,7 @@ pub(super) fn is_placeholder_token(secret: &[u8]) -> bool {
 /// counts, as it does in the token's length), of two classes or more, with no run of four of
 /// one character, few steps of a sequence (`1234`, `abcd`) and many distinct characters.
 fn words_without_random(secret: &[u8]) -> bool {
-    let words = automaton(&CHANCE, CHANCE_WORDS);
+    let words = CHANCE.automaton(secret.len());
     let mut rest = Vec::with_capacity(secret.len());
     let mut at = 0;
     let mut found = false;

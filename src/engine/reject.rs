@@ -10,30 +10,50 @@ use crate::rules::Rule;
 use aho_corasick::AhoCorasick;
 use std::sync::OnceLock;
 
-/// A case-insensitive "contains any of" test, built once.
-pub(super) fn contains_any(
-    cell: &'static OnceLock<AhoCorasick>,
+/// A fixed list of words looked for ASCII case-insensitively, its automata built at first use.
+pub(super) struct Words {
     words: &'static [&'static str],
-    hay: &[u8],
-) -> bool {
-    automaton(cell, words).is_match(hay)
+    nfa: OnceLock<AhoCorasick>,
+    dfa: OnceLock<AhoCorasick>,
 }
 
-/// The case-insensitive automaton over `words`, built once into `cell`. A contiguous NFA,
-/// not the DFA `aho_corasick` would pick for a list this short: it reads only a match's few
-/// bytes, and the DFA's build was a hook event's ~0.4 ms at its first secret.
-pub(super) fn automaton(
-    cell: &'static OnceLock<AhoCorasick>,
-    words: &'static [&'static str],
-) -> &'static AhoCorasick {
-    cell.get_or_init(|| {
-        AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-            .build(words)
-            .expect("fixed word list builds")
-    })
+impl Words {
+    pub(super) const fn new(words: &'static [&'static str]) -> Words {
+        Words {
+            words,
+            nfa: OnceLock::new(),
+            dfa: OnceLock::new(),
+        }
+    }
+
+    /// Whether `hay` holds one of the words.
+    pub(super) fn found_in(&self, hay: &[u8]) -> bool {
+        self.automaton(hay.len()).is_match(hay)
+    }
+
+    /// The automaton for a search of `len` bytes. A short value gets a contiguous NFA, not
+    /// the DFA `aho_corasick` would pick for a list this short: it reads only a few bytes,
+    /// and the DFA's build was a hook event's ~0.4 ms at its first secret. A long one (a PEM
+    /// block's body) gets the DFA: the NFA read it at ~6 ns a byte, a third of a scan of
+    /// 5,000 keys.
+    pub(super) fn automaton(&self, len: usize) -> &AhoCorasick {
+        let (cell, kind) = if len < LONG_VALUE {
+            (&self.nfa, aho_corasick::AhoCorasickKind::ContiguousNFA)
+        } else {
+            (&self.dfa, aho_corasick::AhoCorasickKind::DFA)
+        };
+        cell.get_or_init(|| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .kind(Some(kind))
+                .build(self.words)
+                .expect("fixed word list builds")
+        })
+    }
 }
+
+/// From this many bytes a value is searched for words by a DFA ([`Words::automaton`]).
+const LONG_VALUE: usize = 256;
 
 /// Whether match `m` of `rule` in `hay` survives the filters.
 /// Whether `rule`'s match `m` in `hay` is kept. A masker's engine (`masking`) keeps what only
@@ -164,9 +184,9 @@ const FILE_SUFFIXES: &[&str] = &[
 /// `by_name`: the name vouches for any literal (`Rule::by_name`), so only what is not a value
 /// at all is dropped (references, code, paths, a schema's word), not a value for its shape.
 fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> bool {
-    static HASHES: OnceLock<AhoCorasick> = OnceLock::new();
-    static CODE: OnceLock<AhoCorasick> = OnceLock::new();
-    static NOT_CREDENTIALS: OnceLock<AhoCorasick> = OnceLock::new();
+    static HASHES: Words = Words::new(HASH_WORDS);
+    static CODE: Words = Words::new(&["://", "env"]);
+    static NOT_CREDENTIALS: Words = Words::new(NOT_CREDENTIAL_WORDS);
     let hex = secret.iter().all(|b| b.is_ascii_hexdigit());
     // Hashes: any value under a hash-like name. Hex of a digest length under a credential's
     // name is kept: API keys and secrets are often 32 or 64 hex digits (Flask's
@@ -175,8 +195,8 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> b
     // (`acdeFf05…`) it was typed: a program writes hex in one case.
     let both_cases =
         secret.iter().any(u8::is_ascii_lowercase) && secret.iter().any(u8::is_ascii_uppercase);
-    if contains_any(&HASHES, HASH_WORDS, key)
-        || contains_any(&NOT_CREDENTIALS, NOT_CREDENTIAL_WORDS, key)
+    if HASHES.found_in(key)
+        || NOT_CREDENTIALS.found_in(key)
         || (hex
             && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128)
             && (names_an_id(key) || both_cases))
@@ -256,7 +276,7 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> b
     if secret.starts_with(b"$")
         || secret.starts_with(b"/")
         || secret.starts_with(b"./")
-        || contains_any(&CODE, &["://", "env"], secret)
+        || CODE.found_in(secret)
         || FILE_SUFFIXES.iter().any(|s| ends_with(s))
     {
         return true;
