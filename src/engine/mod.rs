@@ -413,9 +413,24 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
     })
 }
 
+/// Counted repetitions with an upper bound above this are unbounded for anchored searches
+/// ([`Confirmer::unbounded`]): a lazy DFA's state count grows with the bound.
+const LONG_BOUND: u32 = 256;
+
+/// A rule's pattern with its long counted repetitions unbounded
+/// ([`crate::rules::facts::without_long_bounds`]), and the length below which its match is
+/// the pattern's own: a longer one is asked of the pattern itself.
+struct Unbounded {
+    regex: meta::Regex,
+    below: usize,
+}
+
 /// A rule's regex.
 struct Confirmer {
     regex: meta::Regex,
+    /// For anchored searches, the regex with its long counted repetitions unbounded
+    /// ([`Unbounded`]); built for an engine for many bytes, for a pattern that has one.
+    unbounded: Option<Unbounded>,
     /// The bytes before and after the `secret` group in every match, when they are fixed
     /// ([`crate::rules::facts::secret_between_fixed`]): the regex is then asked for the
     /// match's bounds alone.
@@ -519,39 +534,53 @@ impl Anchors {
 fn build_regex(pattern: &str, anchors: &Anchors, startup: Startup) -> Result<Confirmer, String> {
     let hir = parse(pattern)?;
     let anchored = anchors.starts.is_some();
-    let regex = meta::Builder::new()
-        .configure(
-            meta::Config::new()
-                .nfa_size_limit(Some(8 << 20))
-                .hybrid_cache_capacity(1 << 20)
-                // Extracting a pattern's literals is ~40 % of building its regex (10 rules
-                // an AWS pair hits: 1.1 ms against 1.9 ms), and a regex only ever runs on a
-                // window around a keyword hit: one small input per process is better off
-                // without the prefilter. So is a rule confirmed by anchored searches at
-                // known starts, which a prefilter never serves (a tree of real code builds
-                // some 350 rules' regexes, ~0.4 s of CPU).
-                .auto_prefilter(startup == Startup::Throughput && !anchored)
-                // Nor does it need the lazy DFA: building one also builds a reverse NFA, as
-                // much work again as the pattern's own; the backtracker and the PikeVM
-                // confirm a window as well. A fully built DFA pays for itself only over the
-                // long unanchored searches of a window; anchored searches at known starts
-                // read a few bytes each, which the lazy DFA serves as fast.
-                .hybrid(startup == Startup::Throughput)
-                .dfa(startup == Startup::Throughput && !anchored)
-                // The one-pass DFA reads a match's groups faster than the backtracker, which
-                // pays over many matches; over a hook event's few, building it costs more.
-                .onepass(startup == Startup::Throughput),
-        )
-        .build_from_hir(&hir)
-        .map_err(|e| e.to_string())?;
+    let build = |hir: &regex_syntax::hir::Hir| {
+        meta::Builder::new()
+            .configure(
+                meta::Config::new()
+                    .nfa_size_limit(Some(8 << 20))
+                    .hybrid_cache_capacity(1 << 20)
+                    // Extracting a pattern's literals is ~40 % of building its regex (10 rules
+                    // an AWS pair hits: 1.1 ms against 1.9 ms), and a regex only ever runs on a
+                    // window around a keyword hit: one small input per process is better off
+                    // without the prefilter. So is a rule confirmed by anchored searches at
+                    // known starts, which a prefilter never serves (a tree of real code builds
+                    // some 350 rules' regexes, ~0.4 s of CPU).
+                    .auto_prefilter(startup == Startup::Throughput && !anchored)
+                    // Nor does it need the lazy DFA: building one also builds a reverse NFA, as
+                    // much work again as the pattern's own; the backtracker and the PikeVM
+                    // confirm a window as well. A fully built DFA pays for itself only over the
+                    // long unanchored searches of a window; anchored searches at known starts
+                    // read a few bytes each, which the lazy DFA serves as fast.
+                    .hybrid(startup == Startup::Throughput)
+                    .dfa(startup == Startup::Throughput && !anchored)
+                    // The one-pass DFA reads a match's groups faster than the backtracker, which
+                    // pays over many matches; over a hook event's few, building it costs more.
+                    .onepass(startup == Startup::Throughput),
+            )
+            .build_from_hir(hir)
+            .map_err(|e| e.to_string())
+    };
+    let regex = build(&hir)?;
+    let unbounded = (startup == Startup::Throughput && anchored)
+        .then(|| crate::rules::facts::without_long_bounds(&hir, LONG_BOUND))
+        .flatten();
+    let unbounded_regex = match &unbounded {
+        Some((hir, below)) => Some(Unbounded {
+            regex: build(hir)?,
+            below: *below,
+        }),
+        None => None,
+    };
     let between = crate::rules::facts::secret_between_fixed(&hir);
     // Only where anchored searches read groups, and only for many bytes: three more regexes
     // are no saving over a hook event's few matches.
     let parts = (startup == Startup::Throughput && anchored && between.is_none())
-        .then(|| Parts::of(&hir))
+        .then(|| Parts::of(unbounded.as_ref().map_or(&hir, |(h, _)| h)))
         .flatten();
     Ok(Confirmer {
         regex,
+        unbounded: unbounded_regex,
         between,
         parts,
     })

@@ -436,19 +436,30 @@ fn search(
     slots: &mut Slots,
     out: &mut Vec<Match>,
 ) -> Option<(usize, usize)> {
-    let parts = confirmer
-        .parts
-        .as_ref()
-        .filter(|_| matches!(input.get_anchored(), Anchored::Yes));
-    let ((ms, me), secret) = match parts.and_then(|p| p.search(input)) {
+    let anchored = matches!(input.get_anchored(), Anchored::Yes);
+    let unbounded = confirmer.unbounded.as_ref().filter(|_| anchored);
+    // What the unbounded pattern finds is the rule's own match when it is short enough.
+    let own = |(ms, me): (usize, usize)| unbounded.is_none_or(|u| me - ms < u.below);
+    let parts = confirmer.parts.as_ref().filter(|_| anchored);
+    let found = parts
+        .and_then(|p| p.search(input))
+        .filter(|f| f.is_none_or(|(span, _)| own(span)));
+    let ((ms, me), secret) = match found {
         Some(found) => {
             let (span, secret) = found?;
             (span, Some(secret))
         }
         None => {
             let slots = slots.get();
-            confirmer.regex.search_slots(input, slots)?;
-            let (ms, me) = (slots[0]?.get(), slots[1]?.get());
+            let span = |s: &[Option<NonMaxUsize>]| Some((s[0]?.get(), s[1]?.get()));
+            // No match of the unbounded pattern: none of the rule's.
+            unbounded
+                .map_or(&confirmer.regex, |u| &u.regex)
+                .search_slots(input, slots)?;
+            if !span(slots).is_some_and(own) {
+                confirmer.regex.search_slots(input, slots)?;
+            }
+            let (ms, me) = span(slots)?;
             let secret = match confirmer.between {
                 Some((before, after)) => Some((ms + before, me.saturating_sub(after))),
                 None => slots[2 * group]

@@ -165,6 +165,66 @@ pub(crate) fn secret_between_fixed(hir: &Hir) -> Option<(usize, usize)> {
     Some((before, after))
 }
 
+/// `hir` with every counted repetition whose upper bound is above `above` left unbounded
+/// (`{64,12000}?` made `{64,}?`), and a length below which every match of it is a match of
+/// `hir`: one that takes a repetition past its bound takes at least `(bound + 1)` times the
+/// shortest of its body. `None` when there is no such repetition (or only ones whose body
+/// can be empty, which are kept). Every path of `hir` is one of the result's, in the same
+/// order of preference, so a search that finds a match shorter than that length finds
+/// `hir`'s first match, and one that finds none finds what `hir` finds. A lazy DFA counts a
+/// bound in states, one for each byte: a PEM block's body of up to 12,000 filled its cache,
+/// and every key fell back to the PikeVM.
+#[allow(dead_code)] // build.rs includes this file and does not call it
+pub(crate) fn without_long_bounds(hir: &Hir, above: u32) -> Option<(Hir, usize)> {
+    let mut below = usize::MAX;
+    let hir = unbound(hir, above, &mut below)?;
+    Some((hir, below))
+}
+
+fn unbound(hir: &Hir, above: u32, below: &mut usize) -> Option<Hir> {
+    use regex_syntax::hir::{Capture, HirKind, Repetition};
+    let mut all = |hs: &[Hir]| -> Option<Vec<Hir>> {
+        let new: Vec<Option<Hir>> = hs.iter().map(|h| unbound(h, above, below)).collect();
+        new.iter().any(Option::is_some).then(|| {
+            new.into_iter()
+                .zip(hs)
+                .map(|(n, h)| n.unwrap_or_else(|| h.clone()))
+                .collect()
+        })
+    };
+    match hir.kind() {
+        HirKind::Repetition(r) => {
+            let sub = unbound(&r.sub, above, below);
+            let shortest = r.sub.properties().minimum_len().filter(|&n| n > 0);
+            let long = match (r.max, shortest) {
+                (Some(max), Some(n)) if max > above => {
+                    *below = (*below).min((max as usize + 1).saturating_mul(n));
+                    true
+                }
+                _ => false,
+            };
+            (long || sub.is_some()).then(|| {
+                Hir::repetition(Repetition {
+                    min: r.min,
+                    max: if long { None } else { r.max },
+                    greedy: r.greedy,
+                    sub: Box::new(sub.unwrap_or_else(|| (*r.sub).clone())),
+                })
+            })
+        }
+        HirKind::Capture(c) => unbound(&c.sub, above, below).map(|sub| {
+            Hir::capture(Capture {
+                index: c.index,
+                name: c.name.clone(),
+                sub: Box::new(sub),
+            })
+        }),
+        HirKind::Concat(hs) => all(hs).map(Hir::concat),
+        HirKind::Alternation(hs) => all(hs).map(Hir::alternation),
+        _ => None,
+    }
+}
+
 /// The pattern cut around its `secret` group, when that group is one of the parts of the
 /// whole pattern's concatenation: what comes before it, the group's body, and what comes
 /// after it (each possibly empty).
@@ -236,5 +296,57 @@ mod tests {
         assert!(f.spans_lines && !f.fixed_prefix && !f.secret_spans_lines);
         let f = super::of(r"(?P<secret>-----BEGIN[\s\S]{0,90}-----END)").unwrap();
         assert!(f.spans_lines && f.secret_spans_lines);
+    }
+
+    /// Past the length it vouches for, the unbounded pattern's match may be one the bounded
+    /// pattern cannot make (a bounded part took more, a variable part beside it less); below
+    /// it, its match is the bounded pattern's first, groups and all. Every start of every
+    /// string of up to 10 bytes over each pattern's letters, anchored as the engine searches.
+    #[test]
+    fn an_unbounded_match_below_its_length_is_the_bounded_one() {
+        use regex_automata::{meta::Regex, util::captures::Captures, Anchored, Input};
+        let cases = [
+            (r"a{0,3}(?P<secret>b{2,5})c", b"abc"),
+            (r"x(?P<secret>[a-c]{1,5}?)y", b"axy"),
+            (r"(?:k|kk)=(?P<secret>[ab]{2,6})\b", b"k=a"),
+            (r"(?:ab{1,6}){1,2}c", b"abc"),
+        ];
+        let groups = |c: &Captures| {
+            (0..c.group_len())
+                .map(|g| c.get_group(g))
+                .collect::<Vec<_>>()
+        };
+        for (p, letters) in cases {
+            let hir = super::parse(p).unwrap();
+            let (unbounded, below) = super::without_long_bounds(&hir, 4).unwrap();
+            let (bounded, unbounded) = (
+                Regex::builder().build_from_hir(&hir).unwrap(),
+                Regex::builder().build_from_hir(&unbounded).unwrap(),
+            );
+            let (mut want, mut got) = (bounded.create_captures(), unbounded.create_captures());
+            let (mut below_seen, mut past_seen) = (0, 0);
+            for n in 0..=10u32 {
+                for i in 0..3usize.pow(n) {
+                    let hay: Vec<u8> = (0..n).map(|k| letters[i / 3usize.pow(k) % 3]).collect();
+                    for at in 0..=hay.len() {
+                        let input = Input::new(&hay).range(at..).anchored(Anchored::Yes);
+                        bounded.search_captures(&input, &mut want);
+                        unbounded.search_captures(&input, &mut got);
+                        match got.get_match() {
+                            Some(m) if m.len() >= below => past_seen += 1,
+                            _ => {
+                                assert_eq!(groups(&got), groups(&want), "{p} at {at} of {hay:?}");
+                                below_seen += usize::from(got.is_match());
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(
+                below_seen > 100 && past_seen > 10,
+                "{p}: {below_seen} {past_seen}"
+            );
+        }
+        assert!(super::without_long_bounds(&super::parse("a{2,4}b*").unwrap(), 4).is_none());
     }
 }
