@@ -8,6 +8,7 @@ use super::placeholder::{is_documentation_example, is_filler_id};
 use super::Match;
 use crate::rules::Rule;
 use aho_corasick::AhoCorasick;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// A fixed list of words looked for ASCII case-insensitively, its automata built at first use.
@@ -15,6 +16,8 @@ pub(super) struct Words {
     words: &'static [&'static str],
     nfa: OnceLock<AhoCorasick>,
     dfa: OnceLock<AhoCorasick>,
+    /// Searches made with the NFA, up to [`MANY_SEARCHES`].
+    searches: AtomicUsize,
 }
 
 impl Words {
@@ -23,6 +26,7 @@ impl Words {
             words,
             nfa: OnceLock::new(),
             dfa: OnceLock::new(),
+            searches: AtomicUsize::new(0),
         }
     }
 
@@ -31,13 +35,17 @@ impl Words {
         self.automaton(hay.len()).is_match(hay)
     }
 
-    /// The automaton for a search of `len` bytes. A short value gets a contiguous NFA, not
-    /// the DFA `aho_corasick` would pick for a list this short: it reads only a few bytes,
-    /// and the DFA's build was a hook event's ~0.4 ms at its first secret. A long one (a PEM
-    /// block's body) gets the DFA: the NFA read it at ~6 ns a byte, a third of a scan of
-    /// 5,000 keys.
+    /// The automaton for a search of `len` bytes. A hook's few values get a contiguous NFA,
+    /// not the DFA `aho_corasick` would pick for a list this short: the DFA's build was a
+    /// hook event's ~0.4 ms at its first secret. A long value (a PEM block's body), or any
+    /// once the list has been searched [`MANY_SEARCHES`] times (a scan), gets the DFA: the
+    /// NFA read at ~6 ns a byte, a third of a scan of 5,000 keys.
     pub(super) fn automaton(&self, len: usize) -> &AhoCorasick {
-        let (cell, kind) = if len < LONG_VALUE {
+        let few = self.searches.load(Ordering::Relaxed) < MANY_SEARCHES;
+        if few {
+            self.searches.fetch_add(1, Ordering::Relaxed);
+        }
+        let (cell, kind) = if len < LONG_VALUE && few {
             (&self.nfa, aho_corasick::AhoCorasickKind::ContiguousNFA)
         } else {
             (&self.dfa, aho_corasick::AhoCorasickKind::DFA)
@@ -54,6 +62,9 @@ impl Words {
 
 /// From this many bytes a value is searched for words by a DFA ([`Words::automaton`]).
 const LONG_VALUE: usize = 256;
+
+/// After this many searches a list's values are searched by a DFA ([`Words::automaton`]).
+const MANY_SEARCHES: usize = 1_000;
 
 /// Whether match `m` of `rule` in `hay` survives the filters.
 /// Whether `rule`'s match `m` in `hay` is kept. A masker's engine (`masking`) keeps what only
