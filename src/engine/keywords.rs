@@ -337,8 +337,9 @@ impl Keywords {
         for i in 0..len {
             let e: [u16; N] = std::array::from_fn(|j| {
                 // SAFETY: `i < len`, each part's length (asserted above). A state is a row's
-                // offset and a class is below the row's width, so their sum indexes the
-                // table: [`Keywords::new`] builds only such entries and
+                // offset (the caller starts at the root, 0, and passes back only states this
+                // loop made) and a class is below the row's width, so their sum indexes the
+                // table: [`Keywords::new`] builds only such entries and classes, and
                 // [`Keywords::embedded`] accepts only such tables.
                 unsafe {
                     let c = classes[usize::from(*parts[j].get_unchecked(i))];
