@@ -1,6 +1,12 @@
-//! What the unit tests share: the built-in engine and one fake AWS key pair.
+//! What the unit tests share: the built-in engine, one fake AWS key pair, and the generated
+//! corpus's seeded generator and fake credentials (`corpus/synth.rs`, which the integration
+//! tests, the benches and the corpus generator include too).
 
 use crate::engine::Engine;
+
+#[path = "../corpus/synth.rs"]
+pub mod synth;
+pub use synth::Rng;
 
 pub fn engine() -> Engine {
     Engine::new(

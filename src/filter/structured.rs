@@ -257,7 +257,7 @@ mod tests {
     /// escape boundary does, on every span of bodies full of escapes, cut short ones too.
     #[test]
     fn a_piece_is_widened_to_the_nearest_boundaries() {
-        let mut rng = 0x2545f491u64;
+        let mut rng = crate::testing::Rng::new(0x2545f491);
         let parts: [&[u8]; 8] = [
             b"a",
             b"\\n",
@@ -270,13 +270,10 @@ mod tests {
         ];
         for _ in 0..300 {
             let mut body = Vec::new();
-            for _ in 0..(rng % 9) {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                body.extend_from_slice(parts[(rng % 8) as usize]);
+            for _ in 0..rng.below(9) {
+                body.extend_from_slice(parts[rng.below(parts.len())]);
             }
-            if rng.is_multiple_of(5) {
+            if rng.below(5) == 0 {
                 body.push(b'\\');
             }
             let offset = 3;

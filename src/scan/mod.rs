@@ -276,23 +276,10 @@ mod tests {
     use crate::source::Provenance;
 
     /// Fake credentials of the right shape, from a fixed seed (never real ones).
-    fn fake_aws(mut seed: u64) -> (String, String) {
-        let mut pick = |alphabet: &[u8], n: usize| -> String {
-            (0..n)
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    alphabet[(seed >> 33) as usize % alphabet.len()] as char
-                })
-                .collect()
-        };
-        let id = format!("AKIA{}", pick(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16));
-        let secret = pick(
-            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-            40,
-        );
-        (id, secret)
+    fn fake_aws(seed: u64) -> (String, String) {
+        use crate::testing::synth::{B64, BASE32};
+        let mut rng = crate::testing::Rng::new(seed);
+        (format!("AKIA{}", rng.chars(BASE32, 16)), rng.chars(B64, 40))
     }
 
     fn gz(data: &[u8]) -> Vec<u8> {

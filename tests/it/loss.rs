@@ -114,12 +114,9 @@ fn a_damaged_gzip_is_scanned_up_to_the_damage() {
     sb.write("crc.env.gz", &bad_crc);
     // Incompressible filler, so that cutting the file loses only its end.
     let mut long = token_line(902);
-    let mut rng = 902u64;
+    let mut rng = crate::synth::Rng::new(902);
     for _ in 0..20_000 {
-        rng = rng
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        long.push_str(&format!("{:016x}\n", rng));
+        long.push_str(&format!("{:016x}\n", rng.next()));
     }
     let full = gz(long.as_bytes());
     sb.write("cut.env.gz", &full[..full.len() * 3 / 5]);
