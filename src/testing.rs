@@ -1,6 +1,7 @@
 //! What the unit tests share: the built-in engine, one fake AWS key pair, and the generated
-//! corpus's seeded generator and fake credentials (`corpus/synth.rs`, which the integration
-//! tests, the benches and the corpus generator include too).
+//! corpus's seeded generator and charsets (`corpus/synth.rs`, which the integration tests,
+//! the benches and the corpus generator include too). It uses `engine`, so the leaves'
+//! tests (`engine`, `decode`) cannot use it (`tests/it/architecture.rs`).
 
 use crate::engine::Engine;
 

@@ -159,8 +159,13 @@ mod tests {
     /// and by search: on sequences mixing copied runs, repeats and jumps.
     #[test]
     fn a_map_holds_what_was_pushed() {
-        let mut rng = crate::testing::Rng::new(1);
-        let mut next = |n: u64| rng.below(n as usize) as u64;
+        let mut rng = 0x9e3779b97f4a7c15u64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
         for _ in 0..500 {
             let (mut want, mut map, mut at) = (Vec::new(), Map::default(), 0usize);
             for _ in 0..next(12) {
