@@ -20,6 +20,9 @@ use std::time::Duration;
 
 /// Files larger than this are not held in memory: they are read and scanned in chunks.
 pub const STREAM_AT: u64 = 64 << 20;
+/// What is read of a file already larger than [`STREAM_AT`] before it goes on as a stream:
+/// enough for the scanner's admission, which judges a file by its first 8 KiB.
+const STREAM_HEAD: u64 = 64 << 10;
 /// A pipe named on the command line: how long to wait for its next bytes.
 pub const PIPE_IDLE: Duration = Duration::from_secs(10);
 
@@ -414,16 +417,23 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
         Err(m) => return err(m),
     };
     // Read whole up to the streaming size; a file that grows past it while read (or a pipe)
-    // goes on as a stream.
-    let mut data = Vec::with_capacity(size.unwrap_or(0).min(STREAM_AT) as usize + 1);
-    if let Err(e) = rest.as_read().take(STREAM_AT + 1).read_to_end(&mut data) {
+    // goes on as a stream. One already past it goes on as a stream from its first
+    // [`STREAM_HEAD`] bytes: held whole, its first 64 MiB were a third of a large file's peak
+    // memory, and fresh pages to fill and then copy into the chunks.
+    let limit = if size.is_some_and(|len| len > STREAM_AT) {
+        STREAM_HEAD
+    } else {
+        STREAM_AT + 1
+    };
+    let mut data = Vec::with_capacity(size.unwrap_or(0).min(limit) as usize + 1);
+    if let Err(e) = rest.as_read().take(limit).read_to_end(&mut data) {
         return err(e.to_string());
     }
     // A file that shrank while read (truncated under the scan, as logrotate's copytruncate
     // does) goes on as a stream too: the stream's end names the bytes that were lost, where
     // a blob would pass as the whole file.
     let shrank = size.is_some_and(|len| (data.len() as u64) < len);
-    if data.len() as u64 > STREAM_AT || shrank {
+    if data.len() as u64 > STREAM_AT || shrank || limit == STREAM_HEAD {
         return Event::Stream(Stream {
             provenance,
             head: data,
