@@ -413,8 +413,9 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
     })
 }
 
-/// Counted repetitions with an upper bound above this are unbounded for anchored searches
-/// ([`Confirmer::unbounded`]): a lazy DFA's state count grows with the bound.
+/// Counted repetitions with an upper bound above this are unbounded for searches of an
+/// engine for many bytes ([`Confirmer::unbounded`]): a lazy DFA's state count grows with the
+/// bound.
 const LONG_BOUND: u32 = 256;
 
 /// A rule's pattern with its long counted repetitions unbounded
@@ -428,8 +429,8 @@ struct Unbounded {
 /// A rule's regex.
 struct Confirmer {
     regex: meta::Regex,
-    /// For anchored searches, the regex with its long counted repetitions unbounded
-    /// ([`Unbounded`]); built for an engine for many bytes, for a pattern that has one.
+    /// The regex with its long counted repetitions unbounded ([`Unbounded`]), which a search
+    /// asks first; built for an engine for many bytes, for a pattern that has one.
     unbounded: Option<Unbounded>,
     /// The bytes before and after the `secret` group in every match, when they are fixed
     /// ([`crate::rules::facts::secret_between_fixed`]): the regex is then asked for the
@@ -562,7 +563,9 @@ fn build_regex(pattern: &str, anchors: &Anchors, startup: Startup) -> Result<Con
             .map_err(|e| e.to_string())
     };
     let regex = build(&hir)?;
-    let unbounded = (startup == Startup::Throughput && anchored)
+    // Window searches too: a bearer token's `{20,2048}` walked the lazy DFA through a fresh
+    // state per byte of each token, each a load from memory by the time the window came.
+    let unbounded = (startup == Startup::Throughput)
         .then(|| crate::rules::facts::without_long_bounds(&hir, LONG_BOUND))
         .flatten();
     let unbounded_regex = match &unbounded {

@@ -437,8 +437,10 @@ fn search(
     out: &mut Vec<Match>,
 ) -> Option<(usize, usize)> {
     let anchored = matches!(input.get_anchored(), Anchored::Yes);
-    let unbounded = confirmer.unbounded.as_ref().filter(|_| anchored);
-    // What the unbounded pattern finds is the rule's own match when it is short enough.
+    let unbounded = confirmer.unbounded.as_ref();
+    // What the unbounded pattern finds is the rule's own match when it is short enough,
+    // anchored or not: its leftmost start is at or before the rule's (it matches wherever
+    // the rule does), and a match there shorter than `below` is the rule's own from there.
     let own = |(ms, me): (usize, usize)| unbounded.is_none_or(|u| me - ms < u.below);
     let parts = confirmer.parts.as_ref().filter(|_| anchored);
     let found = parts

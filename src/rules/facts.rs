@@ -301,7 +301,8 @@ mod tests {
     /// Past the length it vouches for, the unbounded pattern's match may be one the bounded
     /// pattern cannot make (a bounded part took more, a variable part beside it less); below
     /// it, its match is the bounded pattern's first, groups and all. Every start of every
-    /// string of up to 10 bytes over each pattern's letters, anchored as the engine searches.
+    /// string of up to 10 bytes over each pattern's letters, anchored and not, as the engine
+    /// searches.
     #[test]
     fn an_unbounded_match_below_its_length_is_the_bounded_one() {
         use regex_automata::{meta::Regex, util::captures::Captures, Anchored, Input};
@@ -328,8 +329,10 @@ mod tests {
             for n in 0..=10u32 {
                 for i in 0..3usize.pow(n) {
                     let hay: Vec<u8> = (0..n).map(|k| letters[i / 3usize.pow(k) % 3]).collect();
-                    for at in 0..=hay.len() {
-                        let input = Input::new(&hay).range(at..).anchored(Anchored::Yes);
+                    let starts =
+                        (0..=hay.len()).flat_map(|at| [(at, Anchored::Yes), (at, Anchored::No)]);
+                    for (at, anchored) in starts {
+                        let input = Input::new(&hay).range(at..).anchored(anchored);
                         bounded.search_captures(&input, &mut want);
                         unbounded.search_captures(&input, &mut got);
                         match got.get_match() {
