@@ -57,7 +57,8 @@ impl Scanner {
             Admission::Skip(why) => return run.skip(path, why),
             Admission::Archive(_) => match (&self.archives, &mut s.rest) {
                 (Some(a), Reader::File(f)) => {
-                    // The head is not needed to open it: free its 64 MiB for the entries.
+                    // The head is not needed to open it: free it (up to 64 MiB) for the
+                    // entries.
                     drop(std::mem::take(&mut s.head));
                     let prov = s.provenance.clone();
                     let inside = |p| prov.with_path(p);

@@ -115,8 +115,9 @@ pub fn expand_file(
 ) {
     let mut budget = Budget::new(limits);
     let r = (|| -> io::Result<()> {
-        // The caller has usually read the file's first 64 MiB already to decide it is too
-        // large to hold: sniffed from there, the magic bytes were never seen (#5).
+        // The caller has usually read the file's first bytes already (its first 64 KiB, or
+        // 64 MiB when it grew past the streaming size while read): sniffed from where the
+        // reading stopped, the magic bytes were never seen (#5).
         file.seek(io::SeekFrom::Start(0))?;
         let mut head = vec![0; 512];
         let mut got = 0;
