@@ -478,7 +478,7 @@ fn color_only_when_asked_or_on_a_terminal() {
 
 #[test]
 fn large_file_scanned_in_chunks_matches_one_shot() {
-    // Over 64 MiB, a file is mapped and scanned chunk by chunk; the findings must equal the
+    // Over 64 MiB, a file is read and scanned chunk by chunk; the findings must equal the
     // one-shot scan of the same bytes read from stdin, secrets on chunk edges included.
     let sb = Sandbox::new();
     let line = "a line of ordinary log text, nothing to see here at all\n";
