@@ -420,11 +420,8 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
     // goes on as a stream. One already past it goes on as a stream from its first
     // [`STREAM_HEAD`] bytes: held whole, its first 64 MiB were a third of a large file's peak
     // memory, and fresh pages to fill and then copy into the chunks.
-    let limit = if size.is_some_and(|len| len > STREAM_AT) {
-        STREAM_HEAD
-    } else {
-        STREAM_AT + 1
-    };
+    let large = size.is_some_and(|len| len > STREAM_AT);
+    let limit = if large { STREAM_HEAD } else { STREAM_AT + 1 };
     let mut data = Vec::with_capacity(size.unwrap_or(0).min(limit) as usize + 1);
     if let Err(e) = rest.as_read().take(limit).read_to_end(&mut data) {
         return err(e.to_string());
@@ -433,7 +430,7 @@ pub fn read(path: &Path, opts: &WalkOptions, named: bool) -> Event {
     // does) goes on as a stream too: the stream's end names the bytes that were lost, where
     // a blob would pass as the whole file.
     let shrank = size.is_some_and(|len| (data.len() as u64) < len);
-    if data.len() as u64 > STREAM_AT || shrank || limit == STREAM_HEAD {
+    if large || data.len() as u64 > STREAM_AT || shrank {
         return Event::Stream(Stream {
             provenance,
             head: data,
