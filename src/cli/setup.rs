@@ -476,7 +476,9 @@ pub fn open_output(path: Option<&Path>) -> Result<Output> {
         return Ok(Output::Stdout(std::io::stdout()));
     };
     let f = crate::write::open_private(path).with_context(|| format!("{}", path.display()))?;
-    Ok(Output::File(std::io::BufWriter::new(f)))
+    // A report of thousands of findings is megabytes: written in 64 KiB, not 8 KiB, pieces,
+    // an eighth of the system calls at the end of a run, when nothing else runs.
+    Ok(Output::File(std::io::BufWriter::with_capacity(1 << 16, f)))
 }
 
 /// `--list-scanned FILE`: the units the run covered, one a line, before the report is
