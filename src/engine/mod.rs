@@ -144,13 +144,7 @@ pub struct Engine {
     /// What it was built for: a [`Startup::Latency`] engine builds its rules' regexes
     /// without a literal prefilter.
     startup: Startup,
-    /// This engine among the process's: the filters remember their verdicts per thread for
-    /// every engine at once, and another engine's rule of the same number is another rule.
-    id: u64,
 }
-
-/// The next [`Engine::id`].
-static ENGINES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -277,7 +271,6 @@ impl Engine {
             masking: false,
             fingerprint_key: key,
             startup,
-            id: ENGINES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -677,53 +670,6 @@ mod tests {
         }
         assert!(rules >= 100, "only {rules} rules searched by parts");
         assert!(answered >= 1000, "only {answered} matches read by parts");
-    }
-
-    /// The filters' verdicts, remembered per thread, are each engine's own and each name's:
-    /// one thread scans the same value under a rule of the same number in two engines that
-    /// judge it differently, then under two names, then once more as a masker.
-    #[test]
-    fn remembered_verdicts_are_each_engines_and_each_names() {
-        let builtin = crate::rules::builtin();
-        let rule = |id: &str| builtin.iter().find(|r| r.id == id).unwrap().clone();
-        let engine = |r: Rule| Engine::new(vec![r], FingerprintKey::ephemeral()).unwrap();
-        let hay = b"password = \"q8Vz3LmT0pWx9RkJ2nHs\"\n";
-        let mut strict = rule("generic.password");
-        strict.entropy = Some(8.0);
-        let (strict, lax) = (engine(strict), engine(rule("generic.password")));
-        for _ in 0..2 {
-            assert_eq!(strict.scan(hay).len(), 0);
-            assert_eq!(lax.scan(hay).len(), 1);
-        }
-        // `password_hash` names a hash: the same value under it is no password.
-        assert_eq!(
-            lax.scan(b"password_hash = \"q8Vz3LmT0pWx9RkJ2nHs\"\n")
-                .len(),
-            0
-        );
-        assert_eq!(lax.scan(hay).len(), 1);
-        // A provider token whose checksum fails: dropped from a report, masked by a masker.
-        let github = rule("github.pat");
-        let token = github
-            .examples
-            .iter()
-            .find_map(|e| {
-                e.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                    .find(|w| w.starts_with("ghp_"))
-            })
-            .unwrap()
-            .to_string();
-        let last = token.chars().last().unwrap();
-        let broken = format!(
-            "{}{}",
-            &token[..token.len() - 1],
-            if last == 'a' { 'b' } else { 'a' }
-        );
-        let report = engine(github);
-        assert_eq!(report.scan(token.as_bytes()).len(), 1, "{token}");
-        assert_eq!(report.scan(broken.as_bytes()).len(), 0);
-        let masker = report.without_companions();
-        assert_eq!(masker.scan(broken.as_bytes()).len(), 1);
     }
 
     #[test]

@@ -66,47 +66,21 @@ const LONG_VALUE: usize = 256;
 /// After this many searches a list's values are searched by a DFA ([`Words::automaton`]).
 const MANY_SEARCHES: usize = 1_000;
 
+/// Whether match `m` of `rule` in `hay` survives the filters.
 /// Whether `rule`'s match `m` in `hay` is kept. A masker's engine (`masking`) keeps what only
 /// looks doubtful: a token of a provider's shape whose checksum fails, or that reads like a
 /// placeholder, is still masked (its finding says `low`); documentation's own examples are
-/// not. `engine` tells apart the engines of one process ([`Verdicts`]).
-pub(super) fn keep(
-    rule: &Rule,
-    index: usize,
-    engine: u64,
-    hay: &[u8],
-    m: &Match,
-    masking: bool,
-) -> bool {
+/// not.
+pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
     // Every check only rejects, so their order changes nothing but the time: the cheap ones
     // that reject often come first (on the generated tree, per call: the literal check ~240
     // cycles and 22 % rejected, the documentation keys ~300 and 19 %, entropy ~1,500 and
     // 48 %; the placeholder words ~2,200 and 31 %, the dictionary ~4,400 and 23 %, the
     // generic name checks ~3,200 and 16 %).
+    let secret = &hay[m.span()];
     if rule.literal && !super::literal::is_literal(hay, m) {
         return false;
     }
-    // The rest read only the value and, for a context rule, the name before it (whole, from
-    // before the match) with the assignment sign.
-    let from = if rule.generic {
-        name_start(hay, m.match_start)
-    } else {
-        m.start
-    };
-    let judged = Judged {
-        engine,
-        rule: index,
-        masking,
-        read: &hay[from..m.end],
-        name: m.start - from,
-    };
-    Verdicts::remembered(&judged, || {
-        keep_value(rule, &hay[from..m.start], &hay[m.span()], masking)
-    })
-}
-
-/// [`keep`]'s checks of a value and the name before it.
-fn keep_value(rule: &Rule, name: &[u8], secret: &[u8], masking: bool) -> bool {
     if is_documentation_example(secret) {
         return false;
     }
@@ -135,69 +109,15 @@ fn keep_value(rule: &Rule, name: &[u8], secret: &[u8], masking: bool) -> bool {
     if rule.words && super::words::made_of_words(secret) {
         return false;
     }
-    !(rule.generic && generic_reject(name, secret, rule.password, rule.by_name))
-}
-
-/// What [`keep_value`] reads for one match: the bytes from the name (or the value) to the
-/// value's end, where the value starts in them, and what else its verdict depends on.
-struct Judged<'a> {
-    engine: u64,
-    rule: usize,
-    masking: bool,
-    read: &'a [u8],
-    name: usize,
-}
-
-/// [`keep_value`]'s verdicts, remembered per thread by a 128-bit hash of what they read
-/// ([`Judged`]). Values repeat: of the matches the filters see, three in four on the
-/// real-code benchmark, and three in five on the generated tree, are a rule and value seen
-/// before in the same scan (placeholders, documentation keys, `os.environ[`), and judging
-/// one costs about a microsecond (the dictionary and placeholder words most). A table of
-/// [`VERDICTS`] slots, each holding the last verdict whose hash falls in it: bounded, and
-/// holding hashes only, never a value. Two different reads share a hash with odds of one in
-/// 2^126 per pair.
-struct Verdicts;
-
-/// Slots of [`Verdicts`]' table per thread (64 KiB).
-const VERDICTS: usize = 4096;
-
-thread_local! {
-    static TABLE: std::cell::RefCell<Vec<u128>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-impl Verdicts {
-    /// `judge`'s verdict on `judged`, from the table when remembered.
-    fn remembered(judged: &Judged<'_>, judge: impl FnOnce() -> bool) -> bool {
-        let Judged {
-            engine,
-            rule,
-            masking,
-            read,
-            name,
-        } = *judged;
-        let mut head = [0u8; 25];
-        head[..8].copy_from_slice(&engine.to_le_bytes());
-        head[8..16].copy_from_slice(&(rule as u64).to_le_bytes());
-        head[16..24].copy_from_slice(&(name as u64).to_le_bytes());
-        head[24] = u8::from(masking);
-        let seed = xxhash_rust::xxh3::xxh3_64(&head);
-        let hash = xxhash_rust::xxh3::xxh3_128_with_seed(read, seed);
-        // Bit 0 holds the verdict and bit 1 is always set, so an empty slot (0) matches no tag.
-        let tag = (hash & !3) | 2;
-        let slot = (hash >> 64) as usize % VERDICTS;
-        let known = TABLE.with_borrow(|t| t.get(slot).copied().filter(|&s| s & !1 == tag));
-        if let Some(s) = known {
-            return s & 1 == 1;
-        }
-        let verdict = judge();
-        TABLE.with_borrow_mut(|t| {
-            if t.is_empty() {
-                t.resize(VERDICTS, 0);
-            }
-            t[slot] = tag | u128::from(verdict);
-        });
-        verdict
-    }
+    // For context rules: the name before the secret (whole, from before the match) and the
+    // assignment sign.
+    !(rule.generic
+        && generic_reject(
+            &hay[name_start(hay, m.match_start)..m.start],
+            secret,
+            rule.password,
+            rule.by_name,
+        ))
 }
 
 /// Where the name that holds a rule's keyword begins: `next_` in `next_token = …` lies

@@ -345,7 +345,7 @@ impl Engine {
     pub fn finish(&self, hay: &[u8], mut raw: Vec<Match>) -> Vec<Match> {
         raw.sort_unstable();
         raw.dedup();
-        raw.retain(|m| reject::keep(&self.rules[m.rule], m.rule, self.id, hay, m, self.masking));
+        raw.retain(|m| reject::keep(&self.rules[m.rule], hay, m, self.masking));
         // A rule that needs a companion keeps a match only with the companion close by.
         // Matches are sorted by start, so each check looks at a bounded slice found by binary
         // search (`reaching`), never at every other match.
