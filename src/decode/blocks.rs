@@ -75,7 +75,13 @@ fn alphabet_bits(block: &[u8; 64]) -> u64 {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn alphabet_bits(block: &[u8; 64]) -> u64 {
-    block.iter().enumerate().fold(0, |bits, (i, &b)| {
+    table_bits(block)
+}
+
+/// Bit `i` set when `bytes[i]` is in the base64 alphabet, by the table, a byte at a time: for
+/// a block's last bytes, and where no SIMD test is compiled. At most 64 bytes.
+fn table_bits(bytes: &[u8]) -> u64 {
+    bytes.iter().enumerate().fold(0, |bits, (i, &b)| {
         bits | u64::from(B64[b as usize] != 0) << i
     })
 }
@@ -140,9 +146,7 @@ fn runs(hay: &[u8], from: usize, bits_of: impl Fn(&[u8; 64]) -> u64) -> Option<(
     while at < hay.len() {
         let bits = match hay.get(at..at + 64) {
             Some(block) => bits_of(block.try_into().expect("64 bytes")),
-            None => hay[at..].iter().enumerate().fold(0, |bits, (i, &b)| {
-                bits | u64::from(B64[b as usize] != 0) << i
-            }),
+            None => table_bits(&hay[at..]),
         };
         // Bit `i` of `ends` (counting the block before as bits 0..64): bytes `i - n + 1 ..= i`
         // are all in the alphabet, for n = 2, 4, 8, 16 and then 24 = MIN_BASE64.
@@ -290,9 +294,7 @@ mod tests {
             for quarter in 0..4 {
                 let block: [u8; 64] =
                     std::array::from_fn(|i| ((quarter * 64 + (i + shift) % 64) % 256) as u8);
-                let want = block.iter().enumerate().fold(0u64, |bits, (i, &b)| {
-                    bits | u64::from(B64[b as usize] != 0) << i
-                });
+                let want = table_bits(&block);
                 assert_eq!(alphabet_bits(&block), want, "shift {shift}");
                 #[cfg(target_arch = "x86_64")]
                 if std::arch::is_x86_feature_detected!("avx2") {
