@@ -96,11 +96,36 @@ impl Map {
 
     /// Appends every offset of `other`.
     pub fn extend(&mut self, other: &Map) {
-        for (r, n) in other.runs_with_len() {
+        self.extend_from(other, 0, other.len);
+    }
+
+    /// Appends offsets `s..e` of `other`, a run at a time: one search for the first, where
+    /// [`Map::get`] for each would search again for every byte. Panics past the end.
+    pub fn extend_from(&mut self, other: &Map, s: usize, e: usize) {
+        assert!(
+            s <= e && e <= other.len,
+            "map range {s}..{e} out of {}",
+            other.len
+        );
+        if s == e {
+            return;
+        }
+        let mut k = other.runs.partition_point(|r| r.from <= s) - 1;
+        let mut i = s;
+        while i < e {
+            let r = other.runs[k];
+            let end = other
+                .runs
+                .get(k + 1)
+                .map_or(other.len, |next| next.from)
+                .min(e);
+            let to = r.to + (i - r.from) * r.step;
             match r.step {
-                1 => self.push_copied(r.to, n),
-                _ => self.push_same(r.to, n),
+                1 => self.push_copied(to, end - i),
+                _ => self.push_same(to, end - i),
             }
+            i = end;
+            k += 1;
         }
     }
 
@@ -203,6 +228,16 @@ mod tests {
                     map.partition_point(|m| m < x),
                     want.partition_point(|&m| m < x)
                 );
+            }
+            for _ in 0..8 {
+                let s = next(want.len() as u64 + 1) as usize;
+                let e = s + next((want.len() - s) as u64 + 1) as usize;
+                let mut part: Map = [7].into_iter().collect();
+                part.extend_from(&map, s, e);
+                let got = part.iter().collect::<Vec<_>>();
+                assert_eq!(got[0], 7);
+                assert_eq!(got[1..], want[s..e]);
+                assert_eq!(part.len(), 1 + e - s);
             }
             let (mut popped, mut shorter) = (map.clone(), want.clone());
             assert_eq!(popped.pop(), shorter.pop());
