@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # leakhound next to its peers and a six-pattern ripgrep, in one command: the generated tree,
 # one ~1 GiB file and a generated git history, each an alternating hyperfine run (medians and
-# ratios), then recall on the planted truth. Every timed stretch holds the machine's build
-# lock (/tmp/cargo.lock), so no build runs beside it; builds happen before, outside it.
+# ratios), then recall on the planted truth; and, with MODE=realcode (or all, where it is
+# built), the real-code tree of benches/realcode: third-party sources nobody here wrote. Every
+# timed stretch holds the machine's build lock (/tmp/cargo.lock), so no build runs beside it;
+# builds happen before, outside it.
 #
-#   benches/compare.sh                          # all three: tree, bigfile, git
-#   MODE=tree|bigfile|git benches/compare.sh    # one of them
+#   benches/compare.sh                          # tree, bigfile, git (and realcode if built)
+#   MODE=tree|bigfile|git|realcode benches/compare.sh    # one of them
+#   REALCODE=/tmp/leakhound-realcode ...   where benches/realcode/build.sh put that tree
 #   SIZE_MB=50 RUNS=3 WARMUP=0 LH=/tmp/lh-copy benches/compare.sh
 #   LH_OLD=/tmp/lh-main ...   also times that build, as leakhound-before
 #   BIG_ALL=1 ...   adds gitleaks (~80 s a run) and Kingfisher (~120 s) on the big file
@@ -39,9 +42,11 @@ locked() { flock "$LOCK" "$@"; }
 
 big=$OUT/big.txt GIT_OUT=$OUT/git
 REPO=$GIT_OUT/repo
-old_tree=() old_big=() old_git=()
+REALCODE=${REALCODE:-/tmp/leakhound-realcode}
+old_tree=() old_big=() old_git=() old_real=()
 if [[ -n ${LH_OLD:-} ]]; then
   old_tree=(-n leakhound-before "$LH_OLD scan $OUT/tree --format json -o $OUT/lh-before.json")
+  old_real=(-n leakhound-before "$LH_OLD scan $REALCODE/tree --format json -o $OUT/lh-real-before.json")
   old_big=(-n leakhound-before "$LH_OLD scan $big --max-file-size 0 --format json -o $OUT/lh-big-before.json")
   old_git=(-n leakhound-before "$LH_OLD git $REPO --format jsonl --show-secrets -o $GIT_OUT/lh-before.jsonl")
 fi
@@ -97,4 +102,20 @@ if [[ $MODE == all || $MODE == git ]]; then
   python3 benches/recall.py ratios "$OUT/hyperfine-git.json"
   python3 benches/recall_git.py "$GIT_OUT/truth.jsonl" leakhound="$GIT_OUT/lh.jsonl" \
     kingfisher="$GIT_OUT/kf.json" betterleaks="$GIT_OUT/bl.json" gitleaks="$GIT_OUT/gl.json"
+fi
+
+# Real code: the tree is built apart (benches/realcode/build.sh downloads its sources), so
+# `all` times it only where it is already there. ripgrep is given --hidden, as leakhound reads
+# hidden files (.env, .npmrc) too; both leave out what ignore files and binary files leave.
+if [[ $MODE == realcode || ($MODE == all && -d $REALCODE/tree) ]]; then
+  [[ -d $REALCODE/tree ]] || { echo "no real-code tree in $REALCODE: run benches/realcode/build.sh" >&2; exit 2; }
+  echo "== real code: $REALCODE/tree ($(du -sh "$REALCODE/tree" | cut -f1))"
+  locked hyperfine -i -w "$WARMUP" -r "$RUNS" -N --export-json "$OUT/hyperfine-real.json" \
+    -n leakhound "$LH scan $REALCODE/tree --format json -o $OUT/lh-real.json" \
+    "${old_real[@]}" \
+    -n kingfisher "$KINGFISHER scan $REALCODE/tree -n --no-update-check -q --no-dedup -f json -o $OUT/kf-real.json" \
+    -n betterleaks "$BETTERLEAKS $REALCODE/tree --no-banner --exit-code 0 -o $OUT/bl-real.json" \
+    -n gitleaks "$GITLEAKS dir $REALCODE/tree --no-banner --exit-code 0 -f json -r $OUT/gl-real.json" \
+    -n ripgrep-six "$RG --hidden -c $SIX $REALCODE/tree"
+  python3 benches/recall.py ratios "$OUT/hyperfine-real.json"
 fi
