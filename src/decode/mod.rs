@@ -116,7 +116,9 @@ pub enum Encoding {
     Ansi,
 }
 
-/// Inputs larger than this get no decoded views (they are scanned as they are).
+/// Inputs larger than this get no decoded views (they are scanned as they are), but for
+/// UTF-16 text, which is read as text at any size: it is the text itself, not a view of
+/// it, and as bytes its NULs hide every keyword.
 const MAX_INPUT: usize = 16 << 20;
 /// Decoded bytes produced for one input, all views together.
 const MAX_DECODED: usize = 8 << 20;
@@ -130,17 +132,17 @@ const MAX_DEPTH: usize = 2;
 /// printable text (nested to depth 2). Bounded in size; empty for plain text.
 pub fn views(hay: &[u8]) -> Vec<(Encoding, View)> {
     let mut out = Vec::new();
-    if hay.len() > MAX_INPUT {
-        return out;
-    }
-    let mut budget = MAX_DECODED;
     if let Some(v) = utf16(hay) {
-        // The decoded text may itself hold encoded secrets.
+        // The decoded text may itself hold encoded secrets (under the limit, as any text).
         let inner = views(&v.bytes);
         out.push((Encoding::Utf16, v.clone()));
         out.extend(inner.into_iter().map(|(e, iv)| (e, compose(&v, &iv))));
         return out;
     }
+    if hay.len() > MAX_INPUT {
+        return out;
+    }
+    let mut budget = MAX_DECODED;
     let leads = Leads::of(hay);
     if leads.ansi {
         let v = strip_ansi(hay);
@@ -165,7 +167,7 @@ pub fn views(hay: &[u8]) -> Vec<(Encoding, View)> {
 fn compose(outer: &View, inner: &View) -> View {
     View {
         bytes: inner.bytes.clone(),
-        map: inner.map.iter().map(|i| outer.map.get(i)).collect(),
+        map: inner.map.through(&outer.map),
     }
 }
 
@@ -173,9 +175,6 @@ fn compose(outer: &View, inner: &View) -> View {
 /// NULs in every other byte); every other view of such text is made from this one. `None`
 /// when `views` does not.
 pub fn utf16_view(hay: &[u8]) -> Option<View> {
-    if hay.len() > MAX_INPUT {
-        return None;
-    }
     utf16(hay)
 }
 
@@ -588,9 +587,20 @@ mod tests {
             .sum();
         assert!(decoded > MAX_DECODED / 2, "{decoded} bytes decoded");
         assert!(decoded <= MAX_DECODED + block, "{decoded} bytes decoded");
-        // Past the input limit, nothing is decoded at all.
+        // Past the input limit, nothing is decoded at all; but UTF-16 text is read as text
+        // at any size, without views of its own past the limit.
         let big = format!("{line}\n").repeat(MAX_INPUT / (block + 1) + 1);
         assert!(big.len() > MAX_INPUT);
         assert!(views(big.as_bytes()).is_empty());
+        let wide: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(big.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let vs = views(&wide);
+        assert_eq!(vs.len(), 1);
+        assert_eq!(
+            (vs[0].0, &vs[0].1.bytes[..]),
+            (Encoding::Utf16, big.as_bytes())
+        );
     }
 }
