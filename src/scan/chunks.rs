@@ -58,6 +58,9 @@ impl Scanner {
         if how.form == Form::Notebook {
             run.warn(provenance.display(), notebook_as_text());
         }
+        // UTF-16 text, told by its head, is read as text in every chunk: as bytes, its NULs
+        // hide every keyword. Its chunks begin at even offsets, on a character.
+        let utf16 = crate::decode::looks_utf16(&head);
         let mut input = HeadThen {
             head,
             at: 0,
@@ -73,7 +76,7 @@ impl Scanner {
                 let (work, to_done) = (work.clone(), to_done.clone());
                 s.spawn(move || {
                     for p in work {
-                        let mut result = self.piece(run, provenance, how.form, p);
+                        let mut result = self.piece(run, provenance, how.form, utf16, p);
                         // What the report leaves out is let go here, chunk by chunk, not
                         // held to the end of the input.
                         run.thin(&mut result.found);
@@ -99,9 +102,13 @@ impl Scanner {
                 let len = base + buf.len();
                 let own_to = if eof { len } else { len - OVERLAP };
                 let mut next = if eof { len } else { own_to - OVERLAP };
+                if utf16 && !eof {
+                    next &= !1;
+                }
                 // Never inside a UTF-8 character: columns count characters, and one cut in
                 // two would count twice.
                 while !eof
+                    && !utf16
                     && next > base
                     && buf[next - base] & 0xC0 == 0x80
                     && own_to - next < OVERLAP + 3
@@ -157,14 +164,25 @@ impl Scanner {
 
     /// One chunk scanned whole: its matches mask the contexts; it reports the ones that
     /// start in its own part. A chunk gets no decoded views, as no input over
-    /// `decode::views`' limit does: their position maps cost eight bytes per byte, two
-    /// chunks in flight would take most of the memory bound, and a large file is a log or a
-    /// dump more than an encoded secret's place.
-    fn piece(&self, run: &Run, provenance: &Provenance, form: Form, p: Piece) -> Scanned {
+    /// `decode::views`' limit does: a large file is a log or a dump more than an encoded
+    /// secret's place. But a chunk of UTF-16 text is read as the text it is, with the views
+    /// of that text (`detect`): a few megabytes each, their maps kept as runs.
+    fn piece(
+        &self,
+        run: &Run,
+        provenance: &Provenance,
+        form: Form,
+        utf16: bool,
+        p: Piece,
+    ) -> Scanned {
         let hay = &p.buf[..];
-        let mut scanned = Detection {
-            plain: self.engine.scan(hay),
-            decoded: Vec::new(),
+        let mut scanned = if utf16 {
+            crate::detect::detect(&self.engine, hay)
+        } else {
+            Detection {
+                plain: self.engine.scan(hay),
+                decoded: Vec::new(),
+            }
         };
         let all = scanned.spans();
         scanned.retain(|m| (p.own_from..p.own_to).contains(&(p.base + m.start)));
@@ -176,8 +194,19 @@ impl Scanner {
         if form == Form::Env {
             name_variables(&mut found, hay, p.base);
         }
+        // Lines and columns of UTF-16 text are the text's, as its findings' are.
         let mut step = Origin::START;
-        step.advance(&hay[..p.next - p.base]);
+        let before_next = &hay[..p.next - p.base];
+        match utf16
+            .then(|| crate::decode::utf16_text(before_next))
+            .flatten()
+        {
+            Some(text) => {
+                step.advance(&text);
+                step.offset = before_next.len();
+            }
+            None => step.advance(before_next),
+        }
         Scanned {
             index: p.index,
             found,

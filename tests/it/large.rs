@@ -146,3 +146,58 @@ fn large_file_findings_below_the_report_still_mask_and_are_counted() {
         "the summary counts every finding left out"
     );
 }
+
+/// UTF-16 text past the decoded views' limit (16 MiB) and past the size a file is read
+/// whole at (64 MiB, then in chunks): read as the text it is, not as bytes whose NULs hide
+/// every keyword. Both files find what the same text in UTF-8 finds, at the same lines and
+/// columns (each token follows multi-byte characters).
+#[test]
+fn large_utf16_text_is_read_as_text() {
+    let sb = Sandbox::new();
+    let filler = "ordinary log text, nothing to see here, just filler bytes\n";
+    let (mut text, mut seed) = (String::with_capacity(34 << 20), 1u64);
+    while text.len() < (33 << 20) + (1 << 19) {
+        if seed % 89 == 0 {
+            text.push_str(&format!("é€ k{seed} = {}\n", fake_github(seed)));
+        } else {
+            text.push_str(filler);
+        }
+        seed += 1;
+    }
+    let wide = |text: &str, little: bool| -> Vec<u8> {
+        let bom: [u8; 2] = if little { [0xFF, 0xFE] } else { [0xFE, 0xFF] };
+        let units = text.encode_utf16().flat_map(move |u| match little {
+            true => u.to_le_bytes(),
+            false => u.to_be_bytes(),
+        });
+        bom.into_iter().chain(units).collect()
+    };
+    // A stretch that ends on a line, for the file read whole.
+    let mid = &text[..text[..20 << 20].rfind('\n').unwrap() + 1];
+    sb.write("text.log", &text);
+    sb.write("mid.txt", mid);
+    std::fs::write(sb.path("wide.log"), wide(&text, true)).unwrap();
+    std::fs::write(sb.path("mid-wide.txt"), wide(mid, false)).unwrap();
+    assert!(std::fs::metadata(sb.path("wide.log")).unwrap().len() > 64 << 20);
+    let places = |file: &str| -> Vec<(u64, u64)> {
+        let r = sb.run(&["scan", file, "--max-file-size", "0", "--format", "jsonl"]);
+        assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+        let mut found: Vec<(u64, u64)> = r
+            .jsonl()
+            .iter()
+            .filter(|f| f["rule"] == "github.pat")
+            .map(|f| (f["line"].as_u64().unwrap(), f["column"].as_u64().unwrap()))
+            .collect();
+        found.sort_unstable();
+        found
+    };
+    let (whole, mid_found) = (places("text.log"), places("mid.txt"));
+    assert!(
+        whole.len() > 1000 && mid_found.len() > 500,
+        "{} {}",
+        whole.len(),
+        mid_found.len()
+    );
+    assert_eq!(places("wide.log"), whole, "UTF-16 read in chunks");
+    assert_eq!(places("mid-wide.txt"), mid_found, "UTF-16 read whole");
+}
