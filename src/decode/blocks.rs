@@ -238,7 +238,14 @@ pub(super) fn base64_blocks(
 /// known by its name alone is found only beside it. Unchanged when the block follows no
 /// `name:` or `name=` (after quotes and spaces) or the value spans lines.
 fn named(hay: &[u8], start: usize, v: View) -> View {
-    let line = memchr::memrchr(b'\n', &hay[..start]).map_or(0, |p| p + 1);
+    // The line is read back no further than a name may be (96 bytes): many blocks on one
+    // long line would each read it whole.
+    let from = start.saturating_sub(97);
+    let line = match memchr::memrchr(b'\n', &hay[from..start]) {
+        Some(p) => from + p + 1,
+        None if from == 0 => 0,
+        None => return v,
+    };
     let head = &hay[line..start];
     let sign = head
         .iter()

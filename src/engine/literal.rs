@@ -2,6 +2,9 @@
 
 use super::Match;
 
+/// How far back from a value its line is read (see [`is_literal`]).
+const HEAD: usize = 1024;
+
 /// Whether match `m` is a literal value (see `Rule::literal`): a quoted string with the same
 /// quote on both sides, or an unquoted value that is the rest of a `KEY=VALUE` /
 /// `key: value` line or of a `--flag=value`, perhaps followed by a comment.
@@ -11,23 +14,40 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
     if let Some(q @ (b'"' | b'\'' | b'`')) = before {
         return after == Some(q);
     }
-    let line_start = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |p| p + 1);
+    // The line before the value, read back at most HEAD bytes: reading it whole at every
+    // match made a long line of matches (`password: password: …`, one line of minified
+    // code) quadratic, a second for 100 KB of tool output. A config line's key is never
+    // that long; a head cut short is no config line.
+    let from = m.start.saturating_sub(HEAD);
+    let (line_start, whole) = match memchr::memrchr(b'\n', &hay[from..m.start]) {
+        Some(p) => (from + p + 1, true),
+        None => (from, from == 0),
+    };
     let head = &hay[line_start..m.start];
     // A value that ends the line (or a comment follows): `token = abc.def(x)` is a call and
-    // `key: self.key,` a field, neither ends there.
-    let line_end = memchr::memchr(b'\n', &hay[m.end..]).map_or(hay.len(), |p| m.end + p);
-    let rest = hay[m.end..line_end].trim_ascii();
+    // `key: self.key,` a field, neither ends there. The first byte after the blanks says
+    // which, without reading the line to its end.
+    let next = hay[m.end..]
+        .iter()
+        .find(|&&b| b == b'\n' || !b.is_ascii_whitespace())
+        .filter(|&&b| b != b'\n');
     // `;` after a space starts an INI comment; right after the value it ends a statement of
     // code (`this.token = refreshTokenOrObject;`).
-    let comment = rest.starts_with(b"#") || (rest.starts_with(b";") && after != Some(b';'));
-    if (rest.is_empty() || comment) && (config_key(head) || flag(head)) {
+    let comment = next == Some(&b'#') || (next == Some(&b';') && after != Some(b';'));
+    // The word the value ends (`--token=`, `password=`), unless the head was cut inside it.
+    let word = match head.iter().rposition(|b| b.is_ascii_whitespace()) {
+        Some(p) => Some(&head[p + 1..]),
+        None => whole.then_some(head),
+    };
+    let flag = word.is_some_and(flag);
+    if (next.is_none() || comment) && ((whole && config_key(head)) || flag) {
         return true;
     }
     // A `key=value` pair of a log line (`login user=bob password=… host=db`), or a flag
     // (`--token=… https://…`): the key is a word of its own, the value ends at a space.
     // Keyword arguments in code are followed by `,` or `)` and preceded by `(`.
     let spaced = after.is_none_or(|b| b.is_ascii_whitespace());
-    if spaced && (logfmt_key(head) || flag(head)) {
+    if spaced && (word.is_some_and(logfmt_key) || flag) {
         return true;
     }
     embedded_line(head, &hay[m.end..]) || xml_text(hay, m.start, m.end)
@@ -37,6 +57,11 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
 /// (`{"config.ini": "TOKEN=…\nDEBUG=1"}`). The embedded line starts after the opening quote
 /// or an escaped line end and ends at the next escaped line end or the closing quote.
 fn embedded_line(head: &[u8], rest: &[u8]) -> bool {
+    // What follows first: most values end otherwise, and then the head need not be read.
+    let escaped_end = rest.starts_with(b"\\n") || rest.starts_with(b"\\r");
+    if !escaped_end && !matches!(rest.first(), Some(b'"' | b'\'')) {
+        return false;
+    }
     let after_escape = head.windows(2).rposition(|w| w == b"\\n").map(|p| p + 2);
     let after_quote = head
         .iter()
@@ -45,9 +70,7 @@ fn embedded_line(head: &[u8], rest: &[u8]) -> bool {
     let Some(cut) = after_escape.max(after_quote) else {
         return false;
     };
-    let ends = rest.starts_with(b"\\n")
-        || rest.starts_with(b"\\r")
-        || after_quote.is_some_and(|q| rest.first() == Some(&head[q - 1]));
+    let ends = escaped_end || after_quote.is_some_and(|q| rest.first() == Some(&head[q - 1]));
     ends && config_key(&head[cut..])
 }
 
@@ -56,12 +79,8 @@ fn xml_text(hay: &[u8], start: usize, end: usize) -> bool {
     start > 0 && hay[start - 1] == b'>' && hay[end..].starts_with(b"</")
 }
 
-/// `head` ends with a `key=` (or `key:`) that is a word of its own: `… password=`.
-fn logfmt_key(head: &[u8]) -> bool {
-    let last = head
-        .rsplit(|b| b.is_ascii_whitespace())
-        .next()
-        .unwrap_or(head);
+/// The last word before a value is a `key=` (or `key:`): `… password=`.
+fn logfmt_key(last: &[u8]) -> bool {
     let Some((&sign, key)) = last.split_last() else {
         return false;
     };
@@ -92,12 +111,8 @@ fn config_key(head: &[u8]) -> bool {
     key > 0 && matches!(s[key..].trim_ascii(), b"=" | b":" | b":=" | b"=>")
 }
 
-/// `head` ends with a command-line flag and its `=`: `curl --token=`, `-p=`.
-fn flag(head: &[u8]) -> bool {
-    let last = head
-        .rsplit(|b| b.is_ascii_whitespace())
-        .next()
-        .unwrap_or(head);
+/// The last word before a value is a command-line flag and its `=`: `curl --token=`, `-p=`.
+fn flag(last: &[u8]) -> bool {
     last.starts_with(b"-") && last.ends_with(b"=") && last.len() > 2
 }
 
@@ -175,5 +190,39 @@ mod tests {
             "<apiToken>q8Vz3LmT0pWx9RkJ(x)</apiToken>",
             "q8Vz3LmT0pWx9RkJ"
         ));
+    }
+
+    /// Only the last `HEAD` bytes before a value are read: what they hold decides as the
+    /// whole line did, and a head cut short is no config line.
+    #[test]
+    fn a_long_line_is_read_back_a_bounded_way() {
+        let lit = |line: &str| {
+            let start = line.rfind("q8Vz").unwrap();
+            let m = Match {
+                start,
+                end: start + 16,
+                rule: 0,
+                match_start: 0,
+                match_end: start + 16,
+            };
+            is_literal(line.as_bytes(), &m)
+        };
+        let long = "user=bob ".repeat(HEAD / 4);
+        assert!(lit(&format!("{long}password=q8Vz3LmT0pWx9RkJ host=db")));
+        assert!(lit(&format!("{long}curl --token=q8Vz3LmT0pWx9RkJ")));
+        assert!(!lit(&format!("{long}f(password=q8Vz3LmT0pWx9RkJ, x)")));
+        assert!(lit(&format!("{long}\nTOKEN=q8Vz3LmT0pWx9RkJ")));
+        assert!(lit(&format!(
+            "{long}\"config\": \"TOKEN=q8Vz3LmT0pWx9RkJ\\nX=1\""
+        )));
+        // A key this far from its line's start is not a config line's key...
+        let far = format!("{}TOKEN =q8Vz3LmT0pWx9RkJ", " ".repeat(HEAD));
+        assert!(!lit(&far));
+        // ...and it was one when the head was read whole.
+        assert!(lit(&far[HEAD - 8..]));
+        // A word cut at the window is not a key: `aaaa…password=` is not `password=`.
+        let word = format!("{}password=q8Vz3LmT0pWx9RkJ", "a".repeat(2 * HEAD));
+        assert!(!lit(&word));
+        assert!(lit(&word[2 * HEAD - 4..]));
     }
 }

@@ -119,6 +119,9 @@ pub fn has_stopword(secret: &[u8], words: &[Vec<u8>]) -> bool {
         .any(|w| memchr::memmem::find(&lower, w).is_some())
 }
 
+/// How far from a match an allowlist's `line` target reaches on each side.
+const LINE_REACH: usize = 4096;
+
 impl Allow {
     fn allows(&self, hay: &[u8], m: &Match, path: &str, commit: Option<&str>) -> bool {
         let secret = &hay[m.span()];
@@ -126,9 +129,14 @@ impl Allow {
             AllowTarget::Secret => secret,
             AllowTarget::Match => &hay[m.match_start..m.match_end],
             AllowTarget::Line => {
-                let from = memchr::memrchr(b'\n', &hay[..m.match_start]).map_or(0, |p| p + 1);
-                let to = memchr::memchr(b'\n', &hay[m.match_end..])
-                    .map_or(hay.len(), |p| m.match_end + p);
+                // At most LINE_REACH bytes each side of the match: a long line of matches
+                // would otherwise be read whole at each, quadratic in the line.
+                let lo = m.match_start.saturating_sub(LINE_REACH);
+                let hi = hay.len().min(m.match_end.saturating_add(LINE_REACH));
+                let from =
+                    memchr::memrchr(b'\n', &hay[lo..m.match_start]).map_or(lo, |p| lo + p + 1);
+                let to =
+                    memchr::memchr(b'\n', &hay[m.match_end..hi]).map_or(hi, |p| m.match_end + p);
                 &hay[from..to]
             }
         };
@@ -200,5 +208,42 @@ mod tests {
         );
         r.path = None;
         check(&r).unwrap();
+    }
+
+    /// A `line` target is the match's line, as far as `LINE_REACH` each side of it.
+    #[test]
+    fn a_line_target_reaches_a_bounded_way() {
+        let mut r = crate::rules::builtin().remove(0);
+        r.allow = vec![RuleAllow {
+            regexes: vec!["acme-allow".into()],
+            target: AllowTarget::Line,
+            ..RuleAllow::default()
+        }];
+        let scope = compile(&r).unwrap().unwrap();
+        let allowed = |gap: usize| {
+            let hay = format!("acme-allow {} key=q8Vz3LmT0pWx9RkJ\nnext", "x".repeat(gap));
+            let start = hay.find("q8Vz").unwrap();
+            let m = Match {
+                start,
+                end: start + 16,
+                rule: 0,
+                match_start: start - 4,
+                match_end: start + 16,
+            };
+            scope.excludes(hay.as_bytes(), &m, "a.env", None)
+        };
+        assert!(allowed(10));
+        assert!(allowed(LINE_REACH - 32));
+        assert!(!allowed(LINE_REACH + 32));
+        // The line ends at its line end, not at the reach.
+        let hay = b"key=q8Vz3LmT0pWx9RkJ\nacme-allow";
+        let m = Match {
+            start: 4,
+            end: 20,
+            rule: 0,
+            match_start: 0,
+            match_end: 20,
+        };
+        assert!(!scope.excludes(hay, &m, "a.env", None));
     }
 }
