@@ -8,9 +8,13 @@
 //! Exact: the sets are read from the pattern's own NFA, every path from its anchored start,
 //! look-around assertions (`\b`, `$`) taken as always true, so they hold every byte a match
 //! can hold there (more, never fewer), and they stop at the first position a match can end.
+//! The one assertion taken at its word is `^` of the whole text (`(?:^|[^\w])ghp_…`): its
+//! paths are left out, and a match at the text's first byte is always admitted. Taken as
+//! true, it let the keyword's own bytes start a match anywhere (`xghp_…`), as if every hit
+//! were at the text's start.
 
 use regex_automata::nfa::thompson::{self, State, WhichCaptures, NFA};
-use regex_automata::util::primitives::StateID;
+use regex_automata::util::{look::Look, primitives::StateID};
 use regex_syntax::hir::Hir;
 
 /// The most positions read: past a keyword and its assignment sign the sets are wide.
@@ -112,6 +116,10 @@ impl Lead {
     /// when there are too few bytes for one, or a byte no match holds there.
     #[inline]
     pub(super) fn admits(&self, hay: &[u8], at: usize, end: usize) -> bool {
+        if at == 0 {
+            // Where `^` holds: its paths are not in the sets.
+            return true;
+        }
         let Some(bytes) = hay.get(at..at + self.sets.len()) else {
             return false;
         };
@@ -133,6 +141,10 @@ fn closure(nfa: &NFA, id: StateID, seen: &mut [bool], out: &mut Vec<StateID>) {
         }
         out.push(s);
         match nfa.state(s) {
+            // `^` holds only at the text's first byte, which `admits` takes as it is.
+            State::Look {
+                look: Look::Start, ..
+            } => {}
             State::Look { next, .. } | State::Capture { next, .. } => stack.push(*next),
             State::Union { alternates } => stack.extend(alternates.iter().rev()),
             State::BinaryUnion { alt1, alt2 } => stack.extend([*alt2, *alt1]),
@@ -165,11 +177,14 @@ mod tests {
             r"\bghp_[0-9A-Za-z]{36}\b",
             r"(?i:secret|token)[\w\-]{0,16}\s*[:=]\s*(?P<secret>\S{6,})",
             r"a|b",
+            r"(?:^|[^A-Za-z0-9+/%])(?P<secret>AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{80,100})",
+            r"^ghp_[0-9A-Za-z]{4}|\bghp_[0-9A-Za-z]{36}",
         ];
         let text = "key: this.name(x)\nKey = 6d1f932cdfdfd464ac51da3caa29cc20\nkey=>'abc'\n\
                     API_KEY = \"f71f79c1-bd0d-48cf-b72c-bc39762a24f4\"\nkey:\t\t`abcdefgh/+ijklmnop`\n\
                     ghp_0123456789abcdefghij0123456789abcdef ghp_short secret_x = hunter2!!\n\
-                    token:abc token = $VALUE_LONG key";
+                    token:abc token = $VALUE_LONG key AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n\
+                    AAAAAAAAAAAAAAAAAAAAAQJEmSGSAAAAAAABgfKyOdTGDbuV4Bd44WuTs2pndV%3DXePIbU1JmLjPbUaGumrTiGUbOZhVq0Zjp9c9qVum";
         let hay = text.as_bytes();
         for p in patterns {
             let re = regex_automata::meta::Builder::new()
@@ -193,6 +208,12 @@ mod tests {
             }
             assert!(turned > hay.len() / 2, "{p}: {turned}");
         }
+        // `^` holds at the first byte only: text that starts with a match is admitted there,
+        // and the rest of a run of `A`s is not.
+        let twitter = lead(patterns[4]).unwrap();
+        let run = [b'A'; 200];
+        assert!(twitter.admits(&run, 0, run.len()));
+        assert!((1..100).all(|at| !twitter.admits(&run, at, run.len())));
         // Nothing to say: a match can be empty, or be any byte.
         assert!(lead(r"x*").is_none() && lead(r"(?s:.)").is_none());
     }

@@ -66,6 +66,12 @@ impl Engine {
         let end = (range.end + self.longest_keyword).min(hay.len());
         let mut windows: Vec<Window> = Vec::new();
         let mut glued: Vec<(usize, usize, usize)> = Vec::new();
+        // The last windows of the rules searched whole (no known start), in slots of the rule
+        // and its 4 KiB of the input (the walk's lanes report hits from parts of the range
+        // in turn): a window overlapping one of them is joined to it as it is found. A run of one
+        // keyword (`AAAA…`, base64 of zero bytes, hits the Twitter token's keyword at every
+        // byte) made a window per byte, a twentyfold copy of the input to sort.
+        let mut last = [(u32::MAX, 0u32); SLOTS];
         self.keywords
             .for_each(hay, range.start..end, &mut |k, start, kend| {
                 if start >= range.end {
@@ -74,7 +80,10 @@ impl Engine {
                 let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
                 for &r in &self.keyword_rules[k] {
                     let window = self.window(r, start, kend, hay.len(), base, true);
-                    if self.may_start(r, hay, start) {
+                    if self.may_start(r, hay, start) && !joined(&mut windows, &last, window) {
+                        if self.anchors(r).starts.is_none() {
+                            remember(&mut last, window, windows.len());
+                        }
                         windows.push(window);
                     }
                     if is_glued && !self.rules[r].generic {
@@ -489,6 +498,42 @@ fn search(
 /// then each rule's part by start with a merging sort: the walk reports hits in order of
 /// start within each of its lanes, so a rule's windows are a few runs already in order.
 /// Comparison sorting of the whole list was a sixth of a keyword-dense scan.
+/// The slots of [`Engine::candidates`]' last windows.
+const SLOTS: usize = 256;
+
+/// `window`'s two slots among [`SLOTS`]: its rule and its hit's 4 KiB, hashed two ways. Two,
+/// and the older of them taken for a new window, so that two runs of hits whose slots
+/// collide (of six lanes and a dozen rules, some do) do not push each other out at every
+/// hit.
+fn slots(window: Window) -> [usize; 2] {
+    let key = u64::from(window.rule) << 32 | u64::from(window.hit >> 12);
+    [0x9E37_79B9_7F4A_7C15u64, 0xC2B2_AE3D_27D4_EB4F].map(|c| (key.wrapping_mul(c) >> 56) as usize)
+}
+
+/// Whether `window` overlaps the window `last` holds for its rule, and was joined to it.
+fn joined(windows: &mut [Window], last: &[(u32, u32); SLOTS], window: Window) -> bool {
+    for s in slots(window) {
+        let (rule, at) = last[s];
+        if rule != window.rule {
+            continue;
+        }
+        let w = &mut windows[at as usize];
+        if window.start <= w.end && w.start <= window.end {
+            w.start = w.start.min(window.start);
+            w.end = w.end.max(window.end);
+            return true;
+        }
+    }
+    false
+}
+
+/// Remembers `window`, at index `at` of the windows, in the older of its slots.
+fn remember(last: &mut [(u32, u32); SLOTS], window: Window, at: usize) {
+    let [a, b] = slots(window);
+    let s = if last[a].1 <= last[b].1 { a } else { b };
+    last[s] = (window.rule, at as u32);
+}
+
 fn sort_windows(windows: &mut Vec<Window>, rules: usize) {
     if windows.len() < BY_COUNTING {
         windows.sort_unstable_by_key(|w| (u64::from(w.rule) << 32) | u64::from(w.start));
@@ -608,5 +653,70 @@ mod tests {
             again.sort_unstable();
             assert_eq!(again, want, "{len}: the same windows");
         }
+    }
+
+    /// Windows joined as they are found cover what they covered apart, and only a rule's
+    /// own overlapping windows are joined: hits of one rule from six lanes in turn, a run
+    /// of them as a run of `A`s makes, stay a handful of windows.
+    #[test]
+    fn overlapping_windows_of_a_rule_join_as_they_come() {
+        let window = |rule: u32, hit: u32| Window {
+            rule,
+            start: hit.saturating_sub(100),
+            end: hit + 100,
+            hit,
+            own: true,
+        };
+        let (mut windows, mut last) = (Vec::new(), [(u32::MAX, 0u32); SLOTS]);
+        // Six lanes 1 MB apart, each a run of hits of rule 3, reported in turn; a hit of
+        // rule 4 beside each.
+        for i in 0..10_000u32 {
+            for lane in 0..6u32 {
+                for (rule, hit) in [(3, lane * 1_000_000 + i), (4, lane * 1_000_000 + 5 * i)] {
+                    let w = window(rule, hit);
+                    if !joined(&mut windows, &last, w) {
+                        remember(&mut last, w, windows.len());
+                        windows.push(w);
+                    }
+                }
+            }
+        }
+        let covered = |rule: u32| {
+            let mut spans: Vec<(u32, u32)> = windows
+                .iter()
+                .filter(|w| w.rule == rule)
+                .map(|w| (w.start, w.end))
+                .collect();
+            spans.sort_unstable();
+            let mut merged: Vec<(u32, u32)> = Vec::new();
+            for (s, e) in spans {
+                match merged.last_mut() {
+                    Some(m) if s <= m.1 => m.1 = m.1.max(e),
+                    _ => merged.push((s, e)),
+                }
+            }
+            merged
+        };
+        let want = |step: u32| -> Vec<(u32, u32)> {
+            (0..6)
+                .map(|lane| {
+                    (
+                        lane * 1_000_000 - (lane > 0) as u32 * 100,
+                        lane * 1_000_000 + step * 9_999 + 100,
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(covered(3), want(1));
+        assert_eq!(covered(4), want(5));
+        // A window per 4 KiB of each lane at most, not one per hit.
+        assert!(
+            windows.len() < 6 * 2 * (50_000 / 4096 + 2),
+            "{}",
+            windows.len()
+        );
+        // A window that does not overlap is not joined.
+        let far = window(3, 7_000_000);
+        assert!(!joined(&mut windows, &last, far));
     }
 }
