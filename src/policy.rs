@@ -332,9 +332,7 @@ impl Policy {
     /// Whether a match is allowed by the inline marker, a regex or a stopword.
     pub fn match_allowed(&self, hay: &[u8], m: &Match) -> bool {
         let secret = &hay[m.span()];
-        let line_start = memchr::memrchr(b'\n', &hay[..m.match_start]).map_or(0, |p| p + 1);
-        let line_end = memchr::memchr(b'\n', &hay[m.end..]).map_or(hay.len(), |p| m.end + p);
-        let lines = &hay[line_start..line_end];
+        let lines = &hay[crate::engine::line_around(hay, m.match_start, m.end)];
         INLINE_ALLOW
             .iter()
             .any(|w| memchr::memmem::find(lines, w).is_some())
@@ -568,6 +566,37 @@ pub enum When {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An inline marker allows the findings of its line, looked for as far as 4 KiB from
+    /// each: on a long line of findings, one farther away does not allow.
+    #[test]
+    fn an_inline_marker_is_looked_for_near_the_finding() {
+        let policy = Policy::new(&AllowConfig::default(), "test").unwrap();
+        let allowed = |text: &str| {
+            let start = text.find("q8Vz").unwrap();
+            let m = Match {
+                start,
+                end: start + 16,
+                rule: 0,
+                match_start: start - 6,
+                match_end: start + 16,
+            };
+            policy.match_allowed(text.as_bytes(), &m)
+        };
+        assert!(allowed("token=q8Vz3LmT0pWx9RkJ # leakhound:allow"));
+        assert!(!allowed("# gitleaks:allow\ntoken=q8Vz3LmT0pWx9RkJ\n"));
+        let pad = "x ".repeat(1000);
+        assert!(allowed(&format!(
+            "# leakhound:allow {pad}token=q8Vz3LmT0pWx9RkJ"
+        )));
+        let far = "x ".repeat(3000);
+        assert!(!allowed(&format!(
+            "# leakhound:allow {far}token=q8Vz3LmT0pWx9RkJ"
+        )));
+        assert!(allowed(&format!(
+            "token=q8Vz3LmT0pWx9RkJ {pad} # leakhound:allow"
+        )));
+    }
 
     #[test]
     fn toml_errors_never_quote_the_input() {

@@ -183,8 +183,14 @@ mod tests {
         let text = "key: this.name(x)\nKey = 6d1f932cdfdfd464ac51da3caa29cc20\nkey=>'abc'\n\
                     API_KEY = \"f71f79c1-bd0d-48cf-b72c-bc39762a24f4\"\nkey:\t\t`abcdefgh/+ijklmnop`\n\
                     ghp_0123456789abcdefghij0123456789abcdef ghp_short secret_x = hunter2!!\n\
-                    token:abc token = $VALUE_LONG key AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n\
-                    AAAAAAAAAAAAAAAAAAAAAQJEmSGSAAAAAAABgfKyOdTGDbuV4Bd44WuTs2pndV%3DXePIbU1JmLjPbUaGumrTiGUbOZhVq0Zjp9c9qVum";
+                    token:abc token = $VALUE_LONG key ";
+        // A run of `A`s, and a Twitter bearer token (fake) after it.
+        let text = format!(
+            "{text}{}\n{}QJEmSGSAAAAAAABgfKyOdTGDbuV4Bd44WuTs2pndV%3DXePIbU1JmLjPbUaGumrTiGUb\
+             OZhVq0Zjp9c9qVum",
+            "A".repeat(130),
+            "A".repeat(21)
+        );
         let hay = text.as_bytes();
         for p in patterns {
             let re = regex_automata::meta::Builder::new()

@@ -33,7 +33,7 @@ pub use check::{check, CheckFailure};
 pub use checksum::checksum_ok;
 pub use key::FingerprintKey;
 pub use reject::shannon_entropy;
-pub use scope::has_stopword;
+pub use scope::{has_stopword, line_around};
 pub(crate) use search::overlaps;
 
 /// The keyword automaton of the built-in rules, built by `build.rs` ([`keywords`]); 4-aligned,
@@ -75,6 +75,9 @@ struct Compiled {
     /// build, which only a size limit can cause after the pattern parsed; operator rules
     /// are built eagerly so that surfaces as an error.
     regex: OnceLock<Option<Confirmer>>,
+    /// A latency engine's regex for searches over [`LONG_WINDOW`] bytes in all: the one a
+    /// throughput engine builds, with its lazy DFA (see [`Engine::confirmer_for`]).
+    wide: OnceLock<Option<Confirmer>>,
     /// Where its matches start and what they begin with: read before the regex is built,
     /// so that a rule whose every hit they turn away never builds it.
     anchors: OnceLock<Anchors>,
@@ -402,6 +405,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
     };
     Ok(Compiled {
         regex: OnceLock::new(),
+        wide: OnceLock::new(),
         anchors: OnceLock::new(),
         group,
         window,
@@ -417,6 +421,12 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
 /// engine for many bytes ([`Confirmer::unbounded`]): a lazy DFA's state count grows with the
 /// bound.
 const LONG_BOUND: u32 = 256;
+
+/// The bytes past which a latency engine searches with a throughput engine's regex
+/// ([`Engine::confirmer_for`]). The backtracker and the PikeVM read them at a cost of their
+/// length times the pattern's states; past 4 KiB that outweighs a build (~1–3 ms), and a
+/// hook event's windows are rarely that long unless hits run together.
+const LONG_WINDOW: usize = 4 << 10;
 
 /// A rule's pattern with its long counted repetitions unbounded
 /// ([`crate::rules::facts::without_long_bounds`]), and the length below which its match is
@@ -691,6 +701,23 @@ mod tests {
         let found = fast.scan(hay.as_bytes());
         assert!(found.len() > 1000, "{}", found.len());
         assert_eq!(found, quick.scan(hay.as_bytes()));
+        // A window far longer than a hook's usual ones (a run of `A`s joins the windows of
+        // the Twitter token's keyword into one) is searched by the throughput engine's regex.
+        let twitter = rules_index(&quick, "twitter.bearer-token");
+        let token = &quick.rules[twitter].examples[0];
+        let hay = format!("{}\n{token}\n{}", "A".repeat(200_000), "A".repeat(1000));
+        let found = fast.scan(hay.as_bytes());
+        assert!(found.iter().any(|m| m.rule == twitter), "{found:?}");
+        assert!(quick.compiled[twitter].wide.get().is_none());
+        assert_eq!(found, quick.scan(hay.as_bytes()));
+        assert!(quick.compiled[twitter]
+            .wide
+            .get()
+            .is_some_and(Option::is_some));
+    }
+
+    fn rules_index(engine: &Engine, id: &str) -> usize {
+        engine.rules.iter().position(|r| r.id == id).unwrap()
     }
 
     #[test]

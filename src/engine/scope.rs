@@ -119,8 +119,20 @@ pub fn has_stopword(secret: &[u8], words: &[Vec<u8>]) -> bool {
         .any(|w| memchr::memmem::find(&lower, w).is_some())
 }
 
-/// How far from a match an allowlist's `line` target reaches on each side.
+/// How far from a match its line is read on each side ([`line_around`]).
 const LINE_REACH: usize = 4096;
+
+/// The line, or lines, of `start..end` in `hay`, as far as 4 KiB on each side: what an
+/// allowlist's `line` target and an inline `leakhound:allow` look at. A long line of matches
+/// (minified code, a log line) read whole at each was quadratic in the line; a marker
+/// further away than that on one line does not allow, which errs toward reporting.
+pub fn line_around(hay: &[u8], start: usize, end: usize) -> std::ops::Range<usize> {
+    let lo = start.saturating_sub(LINE_REACH);
+    let hi = hay.len().min(end.saturating_add(LINE_REACH));
+    let from = memchr::memrchr(b'\n', &hay[lo..start]).map_or(lo, |p| lo + p + 1);
+    let to = memchr::memchr(b'\n', &hay[end..hi]).map_or(hi, |p| end + p);
+    from..to
+}
 
 impl Allow {
     fn allows(&self, hay: &[u8], m: &Match, path: &str, commit: Option<&str>) -> bool {
@@ -128,17 +140,7 @@ impl Allow {
         let target = match self.target {
             AllowTarget::Secret => secret,
             AllowTarget::Match => &hay[m.match_start..m.match_end],
-            AllowTarget::Line => {
-                // At most LINE_REACH bytes each side of the match: a long line of matches
-                // would otherwise be read whole at each, quadratic in the line.
-                let lo = m.match_start.saturating_sub(LINE_REACH);
-                let hi = hay.len().min(m.match_end.saturating_add(LINE_REACH));
-                let from =
-                    memchr::memrchr(b'\n', &hay[lo..m.match_start]).map_or(lo, |p| lo + p + 1);
-                let to =
-                    memchr::memchr(b'\n', &hay[m.match_end..hi]).map_or(hi, |p| m.match_end + p);
-                &hay[from..to]
-            }
+            AllowTarget::Line => &hay[line_around(hay, m.match_start, m.match_end)],
         };
         // Each criterion the allowlist has: `None` when it has none.
         let criteria = [

@@ -2,7 +2,7 @@
 //! masker, again on a token glued to the text before it), then the filters, companions and
 //! overlaps that turn raw matches into findings' matches.
 
-use super::{build_regex, reject, Anchors, Confirmer, Engine, Match, CHUNK};
+use super::{build_regex, reject, Anchors, Confirmer, Engine, Match, Startup, CHUNK, LONG_WINDOW};
 use rayon::prelude::*;
 use regex_automata::{util::primitives::NonMaxUsize, Anchored, Input};
 
@@ -66,11 +66,12 @@ impl Engine {
         let end = (range.end + self.longest_keyword).min(hay.len());
         let mut windows: Vec<Window> = Vec::new();
         let mut glued: Vec<(usize, usize, usize)> = Vec::new();
-        // The last windows of the rules searched whole (no known start), in slots of the rule
-        // and its 4 KiB of the input (the walk's lanes report hits from parts of the range
-        // in turn): a window overlapping one of them is joined to it as it is found. A run of one
-        // keyword (`AAAA…`, base64 of zero bytes, hits the Twitter token's keyword at every
-        // byte) made a window per byte, a twentyfold copy of the input to sort.
+        // The last windows of the rules searched whole (no known start), in slots of the
+        // rule and its 4 KiB of the input (the walk's lanes report hits from parts of the
+        // range in turn): a window overlapping one of them is joined to it as it is found.
+        // A run of one keyword (`AAAA…`, base64 of zero bytes, hits the Twitter token's
+        // keyword at every byte) made a window per byte, a twentyfold copy of the input to
+        // sort.
         let mut last = [(u32::MAX, 0u32); SLOTS];
         self.keywords
             .for_each(hay, range.start..end, &mut |k, start, kend| {
@@ -135,8 +136,10 @@ impl Engine {
         if !glued.is_empty() {
             let mut seen: std::collections::HashSet<(usize, usize, usize)> =
                 out.iter().map(|m| (m.rule, m.start, m.end)).collect();
+            // What all of them search, for each ([`Engine::confirmer_for`]).
+            let bytes = glued.iter().map(|&(_, s, e)| e - s).sum();
             for (rule, start, end) in glued {
-                self.confirm_glued(rule, hay, start, end, &mut seen, &mut out);
+                self.confirm_glued(rule, hay, start, end, bytes, &mut seen, &mut out);
             }
         }
         out
@@ -235,11 +238,26 @@ impl Engine {
         hay: &[u8],
         start: usize,
         end: usize,
+        bytes: usize,
         seen: &mut std::collections::HashSet<(usize, usize, usize)>,
         out: &mut Vec<Match>,
     ) {
+        // Only a match from the keyword on is kept, so one anchored search there: searched
+        // unanchored, each of a run of glued hits read its whole window.
+        let Some(confirmer) = self.confirmer_for(rule, bytes) else {
+            return;
+        };
+        let group = self.compiled[rule].group;
         let mut found = Vec::new();
-        self.confirm(rule, &hay[start..end], 0, end - start, &mut found);
+        let input = Input::new(&hay[start..end]).anchored(Anchored::Yes);
+        search(
+            confirmer,
+            &input,
+            rule,
+            group,
+            &mut Slots::new(confirmer, group),
+            &mut found,
+        );
         for m in found.into_iter().filter(|m| m.start == 0) {
             let m = Match {
                 start: m.start + start,
@@ -334,8 +352,26 @@ impl Engine {
         }
     }
 
+    /// The regex that searches some `bytes` in all for `rule`. A latency engine's own has no
+    /// lazy DFA (a hook event's searches are few and short, and the DFA's build costs more
+    /// than it saves there), so the backtracker or the PikeVM searches, at a cost of the
+    /// bytes times the pattern's states, and the backtracker clears that many bits at each
+    /// search. Many bytes (a long window, a run of glued hits: 100 KB of `A`s in a tool's
+    /// output, each position a hit of the Twitter token's keyword, took 0.4 s) take the
+    /// throughput engine's regex, built the first time.
+    fn confirmer_for(&self, rule: usize, bytes: usize) -> Option<&Confirmer> {
+        if self.startup == Startup::Throughput || bytes <= LONG_WINDOW {
+            return self.confirmer(rule);
+        }
+        let pattern = &self.rules[rule].pattern;
+        self.compiled[rule]
+            .wide
+            .get_or_init(|| build_regex(pattern, self.anchors(rule), Startup::Throughput).ok())
+            .as_ref()
+    }
+
     fn confirm(&self, rule: usize, hay: &[u8], start: usize, end: usize, out: &mut Vec<Match>) {
-        let Some(confirmer) = self.confirmer(rule) else {
+        let Some(confirmer) = self.confirmer_for(rule, end - start) else {
             return;
         };
         let group = self.compiled[rule].group;
@@ -492,12 +528,6 @@ fn search(
     Some((ms, me))
 }
 
-/// `windows` by rule, then start. The order among windows of one rule and start does not
-/// matter: they are joined into one, their hits sorted again. A long list (a chunk dense
-/// with keywords makes them by the hundred thousand) is put in order of rule by counting,
-/// then each rule's part by start with a merging sort: the walk reports hits in order of
-/// start within each of its lanes, so a rule's windows are a few runs already in order.
-/// Comparison sorting of the whole list was a sixth of a keyword-dense scan.
 /// The slots of [`Engine::candidates`]' last windows.
 const SLOTS: usize = 256;
 
@@ -534,6 +564,12 @@ fn remember(last: &mut [(u32, u32); SLOTS], window: Window, at: usize) {
     last[s] = (window.rule, at as u32);
 }
 
+/// `windows` by rule, then start. The order among windows of one rule and start does not
+/// matter: they are joined into one, their hits sorted again. A long list (a chunk dense
+/// with keywords makes them by the hundred thousand) is put in order of rule by counting,
+/// then each rule's part by start with a merging sort: the walk reports hits in order of
+/// start within each of its lanes, so a rule's windows are a few runs already in order.
+/// Comparison sorting of the whole list was a sixth of a keyword-dense scan.
 fn sort_windows(windows: &mut Vec<Window>, rules: usize) {
     if windows.len() < BY_COUNTING {
         windows.sort_unstable_by_key(|w| (u64::from(w.rule) << 32) | u64::from(w.start));
