@@ -134,13 +134,7 @@ impl Engine {
             }
         }
         if !glued.is_empty() {
-            let mut seen: std::collections::HashSet<(usize, usize, usize)> =
-                out.iter().map(|m| (m.rule, m.start, m.end)).collect();
-            // What all of them search, for each ([`Engine::confirmer_for`]).
-            let bytes = glued.iter().map(|&(_, s, e)| e - s).sum();
-            for (rule, start, end) in glued {
-                self.confirm_glued(rule, hay, start, end, bytes, &mut seen, &mut out);
-            }
+            self.confirm_glued(hay, &glued, &mut out);
         }
         out
     }
@@ -232,42 +226,33 @@ impl Engine {
     /// leading boundary, so the rule is tried again on the text from the keyword on, and a
     /// token that begins right there is kept. Reports leave it out (a token inside a longer
     /// word is usually not one); a masker masks it, as too much is its safe side.
-    fn confirm_glued(
-        &self,
-        rule: usize,
-        hay: &[u8],
-        start: usize,
-        end: usize,
-        bytes: usize,
-        seen: &mut std::collections::HashSet<(usize, usize, usize)>,
-        out: &mut Vec<Match>,
-    ) {
-        // Only a match from the keyword on is kept, so one anchored search there: searched
-        // unanchored, each of a run of glued hits read its whole window.
-        let Some(confirmer) = self.confirmer_for(rule, bytes) else {
-            return;
-        };
-        let group = self.compiled[rule].group;
-        let mut found = Vec::new();
-        let input = Input::new(&hay[start..end]).anchored(Anchored::Yes);
-        search(
-            confirmer,
-            &input,
-            rule,
-            group,
-            &mut Slots::new(confirmer, group),
-            &mut found,
-        );
-        for m in found.into_iter().filter(|m| m.start == 0) {
-            let m = Match {
-                start: m.start + start,
-                end: m.end + start,
-                rule,
-                match_start: m.match_start + start,
-                match_end: m.match_end + start,
+    fn confirm_glued(&self, hay: &[u8], glued: &[(usize, usize, usize)], out: &mut Vec<Match>) {
+        let mut seen: std::collections::HashSet<(usize, usize, usize)> =
+            out.iter().map(|m| (m.rule, m.start, m.end)).collect();
+        // What all of them search, for each ([`Engine::confirmer_for`]).
+        let bytes = glued.iter().map(|&(_, s, e)| e - s).sum();
+        for &(rule, start, end) in glued {
+            // Only a match from the keyword on is kept, so one anchored search there:
+            // searched unanchored, each of a run of glued hits read its whole window.
+            let Some(confirmer) = self.confirmer_for(rule, bytes) else {
+                continue;
             };
-            if seen.insert((rule, m.start, m.end)) {
-                out.push(m);
+            let group = self.compiled[rule].group;
+            let mut found = Vec::new();
+            let input = Input::new(&hay[start..end]).anchored(Anchored::Yes);
+            let mut slots = Slots::new(confirmer, group);
+            search(confirmer, &input, rule, group, &mut slots, &mut found);
+            for m in found.into_iter().filter(|m| m.start == 0) {
+                let m = Match {
+                    start: m.start + start,
+                    end: m.end + start,
+                    rule,
+                    match_start: m.match_start + start,
+                    match_end: m.match_end + start,
+                };
+                if seen.insert((rule, m.start, m.end)) {
+                    out.push(m);
+                }
             }
         }
     }
