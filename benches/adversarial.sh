@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Inputs made to find a scan's cliffs: one shape repeated into one file (a long line of
 # `password: `, PEM headers, a run of `A`s, `\x41` escapes, dense keywords, one secret a
-# line, ...), at two sizes. Each file is scanned once per binary, timed with its peak memory;
-# `x4` is the time at 4 SIZE over the time at SIZE, about 4 where the cost is linear and far
-# more where it is not. A run that takes over TIMEOUT seconds is cut off and shown as such.
+# line, many on one line, ...), at two sizes. Each file is scanned once per binary, timed
+# with its peak memory; `x4` is the time at 4 SIZE over the time at SIZE, about 4 where the
+# cost is linear and far more where it is not. A run that takes over TIMEOUT seconds is cut
+# off and shown as such.
 #
 #     benches/adversarial.sh BINARY [OTHER_BINARY]      # SIZE=1000000 TIMEOUT=60
 #
 # The files are generated here (random values from a fixed seed, no real secret) in a
 # temporary folder that is removed at the end.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n 2,11p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
 SIZE=${SIZE:-1000000}
 TIMEOUT=${TIMEOUT:-60}
 dir=$(mktemp -d)
@@ -44,6 +45,18 @@ for n in (size, 4 * size):
         lines.append(line)
         total += len(line)
     open(f"{d}/one-secret-a-line-{n}.txt", "w").write("".join(lines))
+    # The same on one line, and fake AWS pairs on one line: the findings of one long line.
+    for name, make in (
+        ("secrets-one-line", lambda: 'x password = "%s" ' % "".join(rng.choice(alnum) for _ in range(20))),
+        ("aws-pairs-one-line", lambda: "AKIA%s %s " % (
+            "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16)),
+            "".join(rng.choice(alnum + "+/") for _ in range(40)))),
+    ):
+        parts, total = [], 0
+        while total < n:
+            parts.append(make())
+            total += len(parts[-1])
+        open(f"{d}/{name}-{n}.txt", "w").write("".join(parts)[:n])
     raw = bytes(rng.getrandbits(8) for _ in range(n * 3 // 4))
     open(f"{d}/base64-{n}.txt", "w").write(base64.b64encode(raw).decode()[:n])
 PY
