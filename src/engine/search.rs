@@ -314,12 +314,15 @@ impl Engine {
         if starts.is_empty() {
             return;
         }
-        let Some(confirmer) = self.confirmer(rule) else {
-            return;
-        };
         let (group, longest) = (self.compiled[rule].group, self.compiled[rule].longest);
         starts.sort_unstable();
         starts.dedup();
+        // What the searches may read in all: 100 KB of PEM headers in a hook event is 3,000
+        // starts that may each read 12,000 bytes (2 s through the backtracker).
+        let reach = longest.map_or(end - start, |n| n.min(end - start));
+        let Some(confirmer) = self.confirmer_for(rule, starts.len().saturating_mul(reach)) else {
+            return;
+        };
         let mut slots = Slots::new(confirmer, group);
         let mut at = start;
         for &s in starts.iter() {
