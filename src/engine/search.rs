@@ -344,9 +344,10 @@ impl Engine {
     /// lazy DFA (a hook event's searches are few and short, and the DFA's build costs more
     /// than it saves there), so the backtracker or the PikeVM searches, at a cost of the
     /// bytes times the pattern's states, and the backtracker clears that many bits at each
-    /// search. Many bytes (a long window, a run of glued hits: 100 KB of `A`s in a tool's
-    /// output, each position a hit of the Twitter token's keyword, took 0.4 s) take the
-    /// throughput engine's regex, built the first time.
+    /// search. Many bytes (a long window; a run of glued hits: 100 KB of `A`s in a tool's
+    /// output, each position a hit of the Twitter token's keyword, took 0.4 s; many anchored
+    /// starts that may each read far) take the throughput engine's regex, built the first
+    /// time.
     fn confirmer_for(&self, rule: usize, bytes: usize) -> Option<&Confirmer> {
         if self.startup == Startup::Throughput || bytes <= LONG_WINDOW {
             return self.confirmer(rule);
