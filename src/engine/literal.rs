@@ -39,15 +39,15 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
         Some(p) => Some(&head[p + 1..]),
         None => whole.then_some(head),
     };
-    let flag = word.is_some_and(flag);
-    if (next.is_none() || comment) && ((whole && config_key(head)) || flag) {
+    let is_flag = word.is_some_and(flag);
+    if (next.is_none() || comment) && ((whole && config_key(head)) || is_flag) {
         return true;
     }
     // A `key=value` pair of a log line (`login user=bob password=… host=db`), or a flag
     // (`--token=… https://…`): the key is a word of its own, the value ends at a space.
     // Keyword arguments in code are followed by `,` or `)` and preceded by `(`.
     let spaced = after.is_none_or(|b| b.is_ascii_whitespace());
-    if spaced && (word.is_some_and(logfmt_key) || flag) {
+    if spaced && (word.is_some_and(logfmt_key) || is_flag) {
         return true;
     }
     embedded_line(head, &hay[m.end..]) || xml_text(hay, m.start, m.end)
@@ -120,19 +120,21 @@ fn flag(last: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// Whether `secret`, where it first stands in `line`, is a literal there.
+    fn lit(line: &str, secret: &str) -> bool {
+        let start = line.find(secret).unwrap();
+        let m = Match {
+            start,
+            end: start + secret.len(),
+            rule: 0,
+            match_start: 0,
+            match_end: start + secret.len(),
+        };
+        is_literal(line.as_bytes(), &m)
+    }
+
     #[test]
     fn literals_in_code_and_config() {
-        let lit = |line: &str, secret: &str| {
-            let start = line.find(secret).unwrap();
-            let m = Match {
-                start,
-                end: start + secret.len(),
-                rule: 0,
-                match_start: 0,
-                match_end: start + secret.len(),
-            };
-            is_literal(line.as_bytes(), &m)
-        };
         assert!(lit("token = \"q8Vz3LmT0pWx9RkJ\"", "q8Vz3LmT0pWx9RkJ"));
         assert!(lit(
             "  password: q8Vz3LmT0pWx9RkJ # prod",
@@ -196,17 +198,7 @@ mod tests {
     /// whole line did, and a head cut short is no config line.
     #[test]
     fn a_long_line_is_read_back_a_bounded_way() {
-        let lit = |line: &str| {
-            let start = line.rfind("q8Vz").unwrap();
-            let m = Match {
-                start,
-                end: start + 16,
-                rule: 0,
-                match_start: 0,
-                match_end: start + 16,
-            };
-            is_literal(line.as_bytes(), &m)
-        };
+        let lit = |line: &str| lit(line, "q8Vz3LmT0pWx9RkJ");
         let long = "user=bob ".repeat(HEAD / 4);
         assert!(lit(&format!("{long}password=q8Vz3LmT0pWx9RkJ host=db")));
         assert!(lit(&format!("{long}curl --token=q8Vz3LmT0pWx9RkJ")));

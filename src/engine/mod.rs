@@ -703,7 +703,9 @@ mod tests {
         assert_eq!(found, quick.scan(hay.as_bytes()));
         // A window far longer than a hook's usual ones (a run of `A`s joins the windows of
         // the Twitter token's keyword into one) is searched by the throughput engine's regex.
-        let twitter = rules_index(&quick, "twitter.bearer-token");
+        let twitter = (quick.rules.iter())
+            .position(|r| r.id == "twitter.bearer-token")
+            .unwrap();
         let token = &quick.rules[twitter].examples[0];
         let hay = format!("{}\n{token}\n{}", "A".repeat(200_000), "A".repeat(1000));
         let found = fast.scan(hay.as_bytes());
@@ -714,10 +716,6 @@ mod tests {
             .wide
             .get()
             .is_some_and(Option::is_some));
-    }
-
-    fn rules_index(engine: &Engine, id: &str) -> usize {
-        engine.rules.iter().position(|r| r.id == id).unwrap()
     }
 
     #[test]

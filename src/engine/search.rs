@@ -81,11 +81,16 @@ impl Engine {
                 let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
                 for &r in &self.keyword_rules[k] {
                     let window = self.window(r, start, kend, hay.len(), base, true);
-                    if self.may_start(r, hay, start) && !joined(&mut windows, &last, window) {
-                        if self.anchors(r).starts.is_none() {
-                            remember(&mut last, window, windows.len());
+                    if self.may_start(r, hay, start) {
+                        // Only a rule searched whole joins windows: an anchored one's hits
+                        // are its starts.
+                        let whole = self.anchors(r).starts.is_none();
+                        if !(whole && joined(&mut windows, &last, window)) {
+                            if whole {
+                                remember(&mut last, window, windows.len());
+                            }
+                            windows.push(window);
                         }
-                        windows.push(window);
                     }
                     if is_glued && !self.rules[r].generic {
                         glued.push((r, start, base + window.end as usize));
