@@ -27,6 +27,7 @@ use crate::rules::{Rule, RuleError, MAX_WINDOW};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex_automata::meta;
 use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::OnceLock;
 
 pub use check::{check, CheckFailure};
@@ -78,6 +79,9 @@ struct Compiled {
     /// A latency engine's regex for searches over [`LONG_WINDOW`] bytes in all: the one a
     /// throughput engine builds, with its lazy DFA (see [`Engine::confirmer_for`]).
     wide: OnceLock<Option<Confirmer>>,
+    /// Bytes a latency engine has given this rule's own regex to search, in all: past
+    /// [`LONG_INPUT`] it takes [`Compiled::wide`] too.
+    searched: AtomicUsize,
     /// Where its matches start and what they begin with: read before the regex is built,
     /// so that a rule whose every hit they turn away never builds it.
     anchors: OnceLock<Anchors>,
@@ -406,6 +410,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
     Ok(Compiled {
         regex: OnceLock::new(),
         wide: OnceLock::new(),
+        searched: AtomicUsize::new(0),
         anchors: OnceLock::new(),
         group,
         window,
@@ -427,6 +432,11 @@ const LONG_BOUND: u32 = 256;
 /// length times the pattern's states; past 4 KiB that outweighs a build (~1–3 ms), and a
 /// hook event's windows are rarely that long unless hits run together.
 const LONG_WINDOW: usize = 4 << 10;
+
+/// The same for a rule's searches added up: a tool that prints 10 MB of source code gives a
+/// hook thousands of short windows, each under [`LONG_WINDOW`], that together read megabytes
+/// through the backtracker.
+const LONG_INPUT: usize = 64 << 10;
 
 /// A rule's pattern with its long counted repetitions unbounded
 /// ([`crate::rules::facts::without_long_bounds`]), and the length below which its match is
@@ -712,6 +722,26 @@ mod tests {
         assert!(found.iter().any(|m| m.rule == twitter), "{found:?}");
         assert!(quick.compiled[twitter].wide.get().is_none());
         assert_eq!(found, quick.scan(hay.as_bytes()));
+        assert!(quick.compiled[twitter]
+            .wide
+            .get()
+            .is_some_and(Option::is_some));
+        // So are many short windows that add up (a tool printing megabytes of source), each
+        // far under `LONG_WINDOW`, once the rule's searches pass `LONG_INPUT` in all.
+        let quick = Engine::with_startup(
+            crate::rules::builtin(),
+            Startup::Latency,
+            FingerprintKey::ephemeral(),
+        )
+        .unwrap();
+        let apart = |n: usize| format!("{token}\n{}\n", " ".repeat(2000)).repeat(n);
+        let few = apart(4);
+        assert_eq!(fast.scan(few.as_bytes()), quick.scan(few.as_bytes()));
+        assert!(quick.compiled[twitter].wide.get().is_none());
+        let many = apart(400);
+        let found = fast.scan(many.as_bytes());
+        assert_eq!(found.iter().filter(|m| m.rule == twitter).count(), 400);
+        assert_eq!(found, quick.scan(many.as_bytes()));
         assert!(quick.compiled[twitter]
             .wide
             .get()

@@ -2,9 +2,12 @@
 //! masker, again on a token glued to the text before it), then the filters, companions and
 //! overlaps that turn raw matches into findings' matches.
 
-use super::{build_regex, reject, Anchors, Confirmer, Engine, Match, Startup, CHUNK, LONG_WINDOW};
+use super::{
+    build_regex, reject, Anchors, Confirmer, Engine, Match, Startup, CHUNK, LONG_INPUT, LONG_WINDOW,
+};
 use rayon::prelude::*;
 use regex_automata::{util::primitives::NonMaxUsize, Anchored, Input};
+use std::sync::atomic::Ordering;
 
 /// A stretch of input where a rule is searched for around one or more of its keyword hits.
 /// Sorted by rule, then start: how windows are joined. Offsets count from a base near the
@@ -351,10 +354,18 @@ impl Engine {
     /// bytes times the pattern's states, and the backtracker clears that many bits at each
     /// search. Many bytes (a long window; a run of glued hits: 100 KB of `A`s in a tool's
     /// output, each position a hit of the Twitter token's keyword, took 0.4 s; many anchored
-    /// starts that may each read far) take the throughput engine's regex, built the first
-    /// time.
+    /// starts that may each read far; a rule's searches that add up past [`LONG_INPUT`]) take
+    /// the throughput engine's regex, built the first time.
     fn confirmer_for(&self, rule: usize, bytes: usize) -> Option<&Confirmer> {
-        if self.startup == Startup::Throughput || bytes <= LONG_WINDOW {
+        if self.startup == Startup::Throughput {
+            return self.confirmer(rule);
+        }
+        // Bounded so that no sum wraps: past the limit, how far past does not matter.
+        let bytes = bytes.min(LONG_INPUT + 1);
+        let before = self.compiled[rule]
+            .searched
+            .fetch_add(bytes, Ordering::Relaxed);
+        if bytes <= LONG_WINDOW && before + bytes <= LONG_INPUT {
             return self.confirmer(rule);
         }
         let pattern = &self.rules[rule].pattern;
