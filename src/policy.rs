@@ -574,14 +574,7 @@ mod tests {
         let policy = Policy::new(&AllowConfig::default(), "test").unwrap();
         let allowed = |text: &str| {
             let start = text.find("q8Vz").unwrap();
-            let m = Match {
-                start,
-                end: start + 16,
-                rule: 0,
-                match_start: start - 6,
-                match_end: start + 16,
-            };
-            policy.match_allowed(text.as_bytes(), &m)
+            policy.match_allowed(text.as_bytes(), &Match::at(start, 16, 6))
         };
         assert!(allowed("token=q8Vz3LmT0pWx9RkJ # leakhound:allow"));
         assert!(!allowed("# gitleaks:allow\ntoken=q8Vz3LmT0pWx9RkJ\n"));

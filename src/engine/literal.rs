@@ -123,14 +123,7 @@ mod tests {
     /// Whether `secret`, where it first stands in `line`, is a literal there.
     fn lit(line: &str, secret: &str) -> bool {
         let start = line.find(secret).unwrap();
-        let m = Match {
-            start,
-            end: start + secret.len(),
-            rule: 0,
-            match_start: 0,
-            match_end: start + secret.len(),
-        };
-        is_literal(line.as_bytes(), &m)
+        is_literal(line.as_bytes(), &Match::at(start, secret.len(), start))
     }
 
     #[test]

@@ -68,6 +68,18 @@ impl Match {
     pub fn span(&self) -> std::ops::Range<usize> {
         self.start..self.end
     }
+
+    /// Rule 0's match of the `len` bytes at `start`, whose name begins `name` bytes before.
+    #[cfg(test)]
+    pub(crate) fn at(start: usize, len: usize, name: usize) -> Match {
+        Match {
+            start,
+            end: start + len,
+            rule: 0,
+            match_start: start - name,
+            match_end: start + len,
+        }
+    }
 }
 
 struct Compiled {

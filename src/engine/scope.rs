@@ -225,27 +225,13 @@ mod tests {
         let allowed = |gap: usize| {
             let hay = format!("acme-allow {} key=q8Vz3LmT0pWx9RkJ\nnext", "x".repeat(gap));
             let start = hay.find("q8Vz").unwrap();
-            let m = Match {
-                start,
-                end: start + 16,
-                rule: 0,
-                match_start: start - 4,
-                match_end: start + 16,
-            };
-            scope.excludes(hay.as_bytes(), &m, "a.env", None)
+            scope.excludes(hay.as_bytes(), &Match::at(start, 16, 4), "a.env", None)
         };
         assert!(allowed(10));
         assert!(allowed(LINE_REACH - 32));
         assert!(!allowed(LINE_REACH + 32));
         // The line ends at its line end, not at the reach.
         let hay = b"key=q8Vz3LmT0pWx9RkJ\nacme-allow";
-        let m = Match {
-            start: 4,
-            end: 20,
-            rule: 0,
-            match_start: 0,
-            match_end: 20,
-        };
-        assert!(!scope.excludes(hay, &m, "a.env", None));
+        assert!(!scope.excludes(hay, &Match::at(4, 16, 4), "a.env", None));
     }
 }
