@@ -437,7 +437,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
 /// Counted repetitions with an upper bound above this are unbounded for searches of an
 /// engine for many bytes ([`Confirmer::unbounded`]): a lazy DFA's state count grows with the
 /// bound.
-const LONG_BOUND: u32 = 256;
+pub(crate) const LONG_BOUND: u32 = 256;
 
 /// The bytes past which a latency engine searches with a throughput engine's regex
 /// ([`Engine::confirmer_for`]). The backtracker and the PikeVM read them at a cost of their

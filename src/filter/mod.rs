@@ -493,29 +493,45 @@ impl Prefixes {
     }
 
     fn new(engine: &Engine, patterns: &[String]) -> Prefixes {
-        use regex_automata::{nfa::thompson, util::syntax};
-        let dfa = DFA::builder()
-            .syntax(
-                syntax::Config::new()
-                    .unicode(false)
-                    .utf8(false)
-                    .nest_limit(64),
-            )
-            .thompson(
-                thompson::Config::new()
-                    .utf8(false)
-                    .which_captures(thompson::WhichCaptures::None)
-                    .nfa_size_limit(Some(512 << 20)),
-            )
-            .configure(
-                DFA::config()
-                    // Every way a pattern could go on, not just the one leftmost-first keeps.
-                    .match_kind(MatchKind::All)
-                    .cache_capacity(16 << 20)
-                    .skip_cache_capacity_check(true),
-            )
-            .build_many(patterns)
-            .ok();
+        use crate::rules::facts;
+        use regex_automata::nfa::thompson;
+        // Long counted repetitions left unbounded (`{20,2048}` made `{20,}`): the NFA counts
+        // a bound in states, one a byte, and the rules' bounds made one of ~115 MB that took
+        // the first partial line of a stream (an interpreter's prompt) ~0.17 s to build. A
+        // pattern unbounded still goes on wherever the bounded one does, so a start alive
+        // before is alive still: at most more is held, never less.
+        let hirs: Option<Vec<_>> = patterns
+            .iter()
+            .map(|p| {
+                let hir = facts::parse(p).ok()?;
+                Some(
+                    facts::without_long_bounds(&hir, crate::engine::LONG_BOUND)
+                        .map_or(hir, |(h, _)| h),
+                )
+            })
+            .collect();
+        let dfa = hirs.and_then(|hirs| {
+            let nfa = thompson::Compiler::new()
+                .configure(
+                    thompson::Config::new()
+                        .utf8(false)
+                        .which_captures(thompson::WhichCaptures::None)
+                        .nfa_size_limit(Some(512 << 20)),
+                )
+                .build_many_from_hir(&hirs)
+                .ok()?;
+            DFA::builder()
+                .configure(
+                    DFA::config()
+                        // Every way a pattern could go on, not just the one leftmost-first
+                        // keeps.
+                        .match_kind(MatchKind::All)
+                        .cache_capacity(16 << 20)
+                        .skip_cache_capacity_check(true),
+                )
+                .build_from_nfa(nfa)
+                .ok()
+        });
         let mut words: Vec<Vec<u8>> = engine
             .rules()
             .iter()
