@@ -204,13 +204,11 @@ impl Detection {
 /// wherever it appears in any context, pieces of one cut off at a context's edge too, and
 /// any run that looks generated. A notebook line whose metadata holds a token must not show
 /// an AWS secret found in another file.
-pub fn mask_contexts(findings: &mut [Finding], known: &mut Known) {
-    known.index();
-    let known = &*known;
+pub fn mask_contexts(findings: &mut [Finding], known: &Known) {
     let mask = |f: &mut Finding| {
         let text = f.context.text().as_bytes();
         let mut spans: Vec<(usize, usize)> = known
-            .find_indexed(text)
+            .find(text)
             .into_iter()
             .map(|o| (o.start, o.end))
             .collect();

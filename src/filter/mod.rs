@@ -214,7 +214,7 @@ impl<'e> Masker<'e> {
             &provenance,
             self.ctx_origin,
         );
-        crate::detect::mask_contexts(&mut findings, &mut lock(&self.known));
+        crate::detect::mask_contexts(&mut findings, &lock(&self.known));
         // Keep the last CONTEXT forwarded bytes as context; the rest stays pending.
         self.pending = hay[upto..].to_vec();
         let keep_from = upto.saturating_sub(CONTEXT);

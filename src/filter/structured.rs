@@ -99,7 +99,7 @@ impl<'e> Masking<'e> {
             Origin::START,
         );
         let mut findings = findings;
-        crate::detect::mask_contexts(&mut findings, &mut known);
+        crate::detect::mask_contexts(&mut findings, &known);
         let known_at = known.find(&vis.bytes).into_iter().map(|o| {
             vis.original(&Match {
                 start: o.start,

@@ -253,7 +253,7 @@ fn finish(mut o: ScanResults, start: Instant) -> ScanResults {
     for v in &o.left_out.values {
         known.add(v, 0);
     }
-    crate::detect::mask_contexts(&mut o.findings, &mut known);
+    crate::detect::mask_contexts(&mut o.findings, &known);
     crate::validate::annotate(&mut o.findings);
     Finding::sort_for_report(&mut o.suppressed);
     // Whole keys, not only paths: workers finish in any order, and the report must not.
