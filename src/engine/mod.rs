@@ -308,6 +308,23 @@ impl Engine {
         &self.rules
     }
 
+    /// Every rule's pattern as the engine parses it, with counted repetitions bounded above
+    /// [`LONG_BOUND`] left unbounded: each still goes on wherever its pattern does, and its
+    /// automaton does not count a long bound in states (a stream's test of what could still
+    /// become a match, `filter::Prefixes`). `None` if a pattern does not parse.
+    pub fn patterns_unbounded(&self) -> Option<Vec<regex_syntax::hir::Hir>> {
+        self.rules
+            .iter()
+            .map(|r| {
+                let hir = parse(&r.pattern).ok()?;
+                Some(
+                    crate::rules::facts::without_long_bounds(&hir, LONG_BOUND)
+                        .map_or(hir, |(h, _)| h),
+                )
+            })
+            .collect()
+    }
+
     pub fn fingerprint_key(&self) -> &FingerprintKey {
         &self.fingerprint_key
     }
@@ -437,7 +454,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
 /// Counted repetitions with an upper bound above this are unbounded for searches of an
 /// engine for many bytes ([`Confirmer::unbounded`]): a lazy DFA's state count grows with the
 /// bound.
-pub(crate) const LONG_BOUND: u32 = 256;
+const LONG_BOUND: u32 = 256;
 
 /// The bytes past which a latency engine searches with a throughput engine's regex
 /// ([`Engine::confirmer_for`]). The backtracker and the PikeVM read them at a cost of their

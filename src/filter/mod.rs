@@ -487,29 +487,19 @@ impl Prefixes {
         if let Some((_, p)) = built.iter().find(|(k, _)| *k == patterns) {
             return p.clone();
         }
-        let p = Arc::new(Prefixes::new(engine, &patterns));
+        let p = Arc::new(Prefixes::new(engine));
         built.push((patterns, p.clone()));
         p
     }
 
-    fn new(engine: &Engine, patterns: &[String]) -> Prefixes {
-        use crate::rules::facts;
+    fn new(engine: &Engine) -> Prefixes {
         use regex_automata::nfa::thompson;
         // Long counted repetitions left unbounded (`{20,2048}` made `{20,}`): the NFA counts
         // a bound in states, one a byte, and the rules' bounds made one of ~115 MB that took
         // the first partial line of a stream (an interpreter's prompt) ~0.17 s to build. A
         // pattern unbounded still goes on wherever the bounded one does, so a start alive
         // before is alive still: at most more is held, never less.
-        let hirs: Option<Vec<_>> = patterns
-            .iter()
-            .map(|p| {
-                let hir = facts::parse(p).ok()?;
-                Some(
-                    facts::without_long_bounds(&hir, crate::engine::LONG_BOUND)
-                        .map_or(hir, |(h, _)| h),
-                )
-            })
-            .collect();
+        let hirs = engine.patterns_unbounded();
         let dfa = hirs.and_then(|hirs| {
             let nfa = thompson::Compiler::new()
                 .configure(
