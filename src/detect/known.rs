@@ -281,26 +281,20 @@ mod tests {
     /// growths of the table of first bytes.
     #[test]
     fn every_occurrence_is_found_as_values_grow() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::testing::Rng::new(25);
         let alphabet = b"AKIabc019_";
         let mut k = Known::new();
         let mut all: Vec<Vec<u8>> = Vec::new();
         for round in 0..6 {
             for _ in 0..(40 << round) {
-                let len = 5 + next(14) as usize;
-                let mut v: Vec<u8> = if next(3) == 0 && !all.is_empty() {
-                    all[next(all.len() as u64) as usize][..5].to_vec()
+                let len = 5 + rng.below(14);
+                let mut v: Vec<u8> = if rng.below(3) == 0 && !all.is_empty() {
+                    rng.pick(&all)[..5].to_vec()
                 } else {
                     Vec::new()
                 };
                 while v.len() < len {
-                    v.push(alphabet[next(alphabet.len() as u64) as usize]);
+                    v.push(*rng.pick(alphabet));
                 }
                 if k.add(&v, v.len()) {
                     all.push(v);
@@ -308,10 +302,11 @@ mod tests {
             }
             let mut hay = Vec::new();
             while hay.len() < 20_000 {
-                if next(4) == 0 {
-                    hay.extend_from_slice(&all[next(all.len() as u64) as usize]);
+                if rng.below(4) == 0 {
+                    let v: &Vec<u8> = rng.pick(&all);
+                    hay.extend_from_slice(v);
                 } else {
-                    hay.push(alphabet[next(alphabet.len() as u64) as usize]);
+                    hay.push(*rng.pick(alphabet));
                 }
             }
             let mut want: Vec<(usize, usize, usize)> = (0..hay.len())
