@@ -25,7 +25,8 @@ pub struct Known {
     heads: HashMap<[u8; MIN_PREFIX], Vec<usize>, FastHash>,
     tails: HashMap<[u8; MIN_PREFIX], Vec<usize>, FastHash>,
     /// Values by their head, their first [`HEAD`] bytes (the whole value when shorter): at
-    /// each place a text may hold one, one look-up per head length, and a comparison.
+    /// each place a text may hold one, one look-up per head length, then a comparison with
+    /// each value of the bucket, or for a bucket of many, a look-up per length in `index`.
     by_head: HashMap<Head, Bucket, FastHash>,
     /// The head lengths some value has: bit `len` for each.
     head_lens: u32,
