@@ -142,7 +142,7 @@ impl Engine {
             }
         }
         if !glued.is_empty() {
-            self.confirm_glued(hay, &glued, &mut out);
+            self.confirm_glued(hay, &mut glued, &mut out);
         }
         out
     }
@@ -234,32 +234,37 @@ impl Engine {
     /// leading boundary, so the rule is tried again on the text from the keyword on, and a
     /// token that begins right there is kept. Reports leave it out (a token inside a longer
     /// word is usually not one); a masker masks it, as too much is its safe side.
-    fn confirm_glued(&self, hay: &[u8], glued: &[(usize, usize, usize)], out: &mut Vec<Match>) {
+    fn confirm_glued(&self, hay: &[u8], glued: &mut [(usize, usize, usize)], out: &mut Vec<Match>) {
         let mut seen: std::collections::HashSet<(usize, usize, usize)> =
             out.iter().map(|m| (m.rule, m.start, m.end)).collect();
-        // What all of them search, for each ([`Engine::confirmer_for`]).
-        let bytes = glued.iter().map(|&(_, s, e)| e - s).sum();
-        for &(rule, start, end) in glued {
-            // Only a match from the keyword on is kept, so one anchored search there:
-            // searched unanchored, each of a run of glued hits read its whole window.
+        // By rule, so that each rule's searches are weighed once, in all
+        // ([`Engine::confirmer_for`]); the order of `out` does not matter (`finish` sorts).
+        glued.sort_unstable();
+        for hits in glued.chunk_by(|a, b| a.0 == b.0) {
+            let rule = hits[0].0;
+            let bytes = hits.iter().map(|&(_, s, e)| e - s).sum();
             let Some(confirmer) = self.confirmer_for(rule, bytes) else {
                 continue;
             };
             let group = self.compiled[rule].group;
-            let mut found = Vec::new();
-            let input = Input::new(&hay[start..end]).anchored(Anchored::Yes);
             let mut slots = Slots::new(confirmer, group);
-            search(confirmer, &input, rule, group, &mut slots, &mut found);
-            for m in found.into_iter().filter(|m| m.start == 0) {
-                let m = Match {
-                    start: m.start + start,
-                    end: m.end + start,
-                    rule,
-                    match_start: m.match_start + start,
-                    match_end: m.match_end + start,
-                };
-                if seen.insert((rule, m.start, m.end)) {
-                    out.push(m);
+            for &(_, start, end) in hits {
+                // Only a match from the keyword on is kept, so one anchored search there:
+                // searched unanchored, each of a run of glued hits read its whole window.
+                let mut found = Vec::new();
+                let input = Input::new(&hay[start..end]).anchored(Anchored::Yes);
+                search(confirmer, &input, rule, group, &mut slots, &mut found);
+                for m in found.into_iter().filter(|m| m.start == 0) {
+                    let m = Match {
+                        start: m.start + start,
+                        end: m.end + start,
+                        rule,
+                        match_start: m.match_start + start,
+                        match_end: m.match_end + start,
+                    };
+                    if seen.insert((rule, m.start, m.end)) {
+                        out.push(m);
+                    }
                 }
             }
         }
