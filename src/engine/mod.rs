@@ -26,6 +26,7 @@ use crate::rules::facts::parse;
 use crate::rules::{Rule, RuleError, MAX_WINDOW};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex_automata::meta;
+use regex_syntax::hir::Hir;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::OnceLock;
@@ -308,19 +309,25 @@ impl Engine {
         &self.rules
     }
 
-    /// Every rule's pattern as the engine parses it, with counted repetitions bounded above
-    /// [`LONG_BOUND`] left unbounded: each still goes on wherever its pattern does, and its
-    /// automaton does not count a long bound in states (a stream's test of what could still
-    /// become a match, `filter::Prefixes`). `None` if a pattern does not parse.
-    pub fn patterns_unbounded(&self) -> Option<Vec<regex_syntax::hir::Hir>> {
+    /// Every rule's pattern as the engine parses it, cut where its `secret` group begins:
+    /// what comes before the group (a name, an assignment sign), then the group with what
+    /// follows it. A pattern whose group is not one of its top-level parts, or that has none
+    /// (its whole match is the secret), is cut at its start. Counted repetitions bounded above
+    /// [`LONG_BOUND`] are left unbounded: each part still goes on wherever its pattern does,
+    /// and its automaton does not count a long bound in states (a stream's test of where a
+    /// secret could still be under way, `filter::Prefixes`). `None` if a pattern does not
+    /// parse.
+    pub fn patterns_around_secret(&self) -> Option<Vec<(Hir, Hir)>> {
         self.rules
             .iter()
             .map(|r| {
                 let hir = parse(&r.pattern).ok()?;
-                Some(
-                    crate::rules::facts::without_long_bounds(&hir, LONG_BOUND)
-                        .map_or(hir, |(h, _)| h),
-                )
+                let hir = crate::rules::facts::without_long_bounds(&hir, LONG_BOUND)
+                    .map_or(hir, |(h, _)| h);
+                Some(match crate::rules::facts::around_secret(&hir) {
+                    Some([before, secret, after]) => (before, Hir::concat(vec![secret, after])),
+                    None => (Hir::empty(), hir),
+                })
             })
             .collect()
     }
@@ -509,9 +516,9 @@ struct Parts {
 }
 
 impl Parts {
-    fn of(hir: &regex_syntax::hir::Hir) -> Option<Box<Parts>> {
+    fn of(hir: &Hir) -> Option<Box<Parts>> {
         let [before, secret, after] = crate::rules::facts::around_secret(hir)?;
-        let build = |h: &regex_syntax::hir::Hir| {
+        let build = |h: &Hir| {
             meta::Builder::new()
                 .configure(
                     meta::Config::new()
@@ -584,7 +591,7 @@ impl Anchors {
 fn build_regex(pattern: &str, anchors: &Anchors, startup: Startup) -> Result<Confirmer, String> {
     let hir = parse(pattern)?;
     let anchored = anchors.starts.is_some();
-    let build = |hir: &regex_syntax::hir::Hir| {
+    let build = |hir: &Hir| {
         meta::Builder::new()
             .configure(
                 meta::Config::new()

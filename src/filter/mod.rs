@@ -64,7 +64,7 @@ pub struct Masker<'e> {
     /// next flush then extends that mask instead of getting a second marker.
     mask_open: bool,
     /// Built on the first idle or final flush (a filter whose lines all end never pays).
-    prefixes: Option<(Arc<Prefixes>, Option<Cache>)>,
+    prefixes: Option<(Arc<Prefixes>, Caches)>,
     /// The secret values seen so far, in this stream and in any other that shares them (a
     /// child's stdout and stderr): each is masked wherever it appears after its first sighting.
     known: Arc<Mutex<Known>>,
@@ -284,19 +284,21 @@ impl<'e> Masker<'e> {
         out
     }
 
-    /// The earliest offset of the visible text `v` from which some rule's match could still
-    /// be under way at its end and that is worth holding: the run from there holds one of the
-    /// rules' keywords, or is at least [`MIN_PIECE`] long (and, at the end of the stream,
-    /// [`looks_random`]), or is the start of a keyword at a word boundary (`AK`, `gh`,
-    /// `postg`). A match the engine already found that runs to the
-    /// end and cannot grow (its secret closed by the byte after it, or the stream ended)
-    /// needs no holding.
+    /// The earliest offset of the visible text `v` where the secret of a match still under
+    /// way at its end could begin, over the matches worth holding: the run from the match's
+    /// start holds one of the rules' keywords, or is at least [`MIN_PIECE`] long (and, at the
+    /// end of the stream, [`looks_random`]), or is the start of a keyword at a word boundary
+    /// (`AK`, `gh`, `postg`). A match the engine already found that runs to the end and cannot
+    /// grow (its secret closed by the byte after it, or the stream ended) needs no holding.
+    /// What comes before a secret is no part of it: a prompt (`Password: `, `Enter token: `)
+    /// goes out whole, and the secret typed or printed after it is read with the prompt as
+    /// context.
     fn partial_start(&mut self, v: &[u8], found: &[Match], at_end: bool) -> Option<usize> {
         let n = v.len();
         let lo = n.saturating_sub(self.engine.max_window().max(MIN_PIECE));
-        let (pre, cache) = self.prefixes.get_or_insert_with(|| {
+        let (pre, caches) = self.prefixes.get_or_insert_with(|| {
             let p = Prefixes::for_engine(self.engine);
-            let c = p.dfa.as_ref().map(|d| d.create_cache());
+            let c = Caches::new(&p);
             (p, c)
         });
         let last_keyword = pre.keywords.as_ref().and_then(|k| {
@@ -310,14 +312,23 @@ impl<'e> Masker<'e> {
             .filter(|m| m.match_end == n && (at_end || m.end < m.match_end))
             .map(|m| (m.match_start, m.match_end))
             .collect();
-        (lo..n).find(|&j| {
+        // A secret begins at or after its match's start: once a start is past the earliest
+        // secret found, no later match can begin one sooner.
+        let mut earliest: Option<usize> = None;
+        for j in lo..n {
+            if earliest.is_some_and(|e| j >= e) {
+                break;
+            }
             let worth = last_keyword.is_some_and(|k| k >= j)
                 || (n - j >= MIN_PIECE && (!at_end || looks_random(&v[j..])))
                 || ((j == 0 || !is_word(v[j - 1])) && pre.is_keyword_prefix(&v[j..]));
-            worth
-                && !settled.iter().any(|&(s, e)| s <= j && j < e)
-                && pre.alive(cache.as_mut(), v, j)
-        })
+            if worth && !settled.iter().any(|&(s, e)| s <= j && j < e) {
+                if let Some(k) = pre.secret_from(caches, v, j) {
+                    earliest = Some(earliest.map_or(k, |e| e.min(k)));
+                }
+            }
+        }
+        earliest
     }
 }
 
@@ -464,12 +475,16 @@ impl Visible {
     }
 }
 
-/// What could still become a match: one lazy DFA over every rule's pattern, run anchored
-/// from a start offset to the end of the text (not dead at the end: more bytes could make a
-/// match), and the rules' keywords.
+/// What could still become a match, and where its secret could begin: every rule's pattern
+/// cut where its `secret` group begins ([`Engine::patterns_around_secret`]), as two lazy DFAs
+/// run anchored from a start offset (the part before the secret, then the secret with what
+/// follows it, for the rule whose first part ended there); and the rules' keywords.
 struct Prefixes {
-    /// `None` if it could not be built: then every start is treated as alive (fail closed).
-    dfa: Option<DFA>,
+    /// Each rule's part before its secret. `None` if it could not be built, or `rest` could
+    /// not: then a secret could begin at every start (fail closed).
+    before: Option<DFA>,
+    /// Each rule's secret and what follows it, started for one rule at a time.
+    rest: Option<DFA>,
     keywords: Option<aho_corasick::AhoCorasick>,
     /// Lowercased, for the keyword-prefix test.
     words: Vec<Vec<u8>>,
@@ -499,8 +514,7 @@ impl Prefixes {
         // the first partial line of a stream (an interpreter's prompt) ~0.17 s to build. A
         // pattern unbounded still goes on wherever the bounded one does, so a start alive
         // before is alive still: at most more is held, never less.
-        let hirs = engine.patterns_unbounded();
-        let dfa = hirs.and_then(|hirs| {
+        let build = |hirs: &[&regex_syntax::hir::Hir], per_pattern: bool| {
             let nfa = thompson::Compiler::new()
                 .configure(
                     thompson::Config::new()
@@ -508,20 +522,30 @@ impl Prefixes {
                         .which_captures(thompson::WhichCaptures::None)
                         .nfa_size_limit(Some(512 << 20)),
                 )
-                .build_many_from_hir(&hirs)
+                .build_many_from_hir(hirs)
                 .ok()?;
             DFA::builder()
                 .configure(
                     DFA::config()
                         // Every way a pattern could go on, not just the one leftmost-first
-                        // keeps.
+                        // keeps, and every pattern that ends at an offset.
                         .match_kind(MatchKind::All)
+                        .starts_for_each_pattern(per_pattern)
                         .cache_capacity(16 << 20)
                         .skip_cache_capacity_check(true),
                 )
                 .build_from_nfa(nfa)
                 .ok()
-        });
+        };
+        let cut = engine.patterns_around_secret();
+        let (before, rest) = match &cut {
+            Some(cut) => {
+                let before: Vec<_> = cut.iter().map(|(b, _)| b).collect();
+                let rest: Vec<_> = cut.iter().map(|(_, r)| r).collect();
+                (build(&before, false), build(&rest, true))
+            }
+            None => (None, None),
+        };
         let mut words: Vec<Vec<u8>> = engine
             .rules()
             .iter()
@@ -536,7 +560,8 @@ impl Prefixes {
             .build(&words)
             .ok();
         Prefixes {
-            dfa,
+            before,
+            rest,
             keywords,
             words,
         }
@@ -551,17 +576,61 @@ impl Prefixes {
                 .any(|w| w.len() > t.len() && w[..t.len()].eq_ignore_ascii_case(t))
     }
 
-    /// Whether a match of some rule starting at `j` could still be under way at the end of
-    /// `v`. Any error in the DFA answers yes.
-    fn alive(&self, cache: Option<&mut Cache>, v: &[u8], j: usize) -> bool {
-        let (Some(dfa), Some(cache)) = (self.dfa.as_ref(), cache) else {
-            return true;
+    /// Where, from `j` on, the secret of a rule's match starting at `j` could begin, when
+    /// such a match could still be under way at the end of `v`: the first offset where the
+    /// part before some rule's secret ends and that rule's secret could go on from there to
+    /// the end; the end itself when only the parts before secrets are still under way;
+    /// `None` when no match starting at `j` is. Any error in the DFAs answers `j`.
+    fn secret_from(&self, caches: &mut Caches, v: &[u8], j: usize) -> Option<usize> {
+        let (Some(before), Some(bc)) = (self.before.as_ref(), caches.before.as_mut()) else {
+            return Some(j);
         };
         let input = Input::new(v).range(j..).anchored(Anchored::Yes);
+        let Ok(mut sid) = before.start_state_forward(bc, &input) else {
+            return Some(j);
+        };
+        for (at, &b) in v.iter().enumerate().skip(j) {
+            match before.next_state(bc, sid, b) {
+                Ok(next) => sid = next,
+                Err(_) => return Some(j),
+            }
+            // A match state is seen one byte late: these rules' first parts end at `at`.
+            if sid.is_match() {
+                for i in 0..before.match_len(bc, sid) {
+                    let rule = before.match_pattern(bc, sid, i);
+                    if self.rest_alive(caches.rest.as_mut(), v, at, rule) {
+                        return Some(at);
+                    }
+                }
+            }
+            if sid.is_dead() {
+                return None;
+            }
+            if sid.is_quit() {
+                return Some(j);
+            }
+        }
+        // A first part that ends at the end, or goes on past it: its secret begins later.
+        (!sid.is_dead()).then_some(v.len())
+    }
+
+    /// Whether `rule`'s secret and what follows it could start at `at` and still be under way
+    /// at the end of `v`. Any error in the DFA answers yes.
+    fn rest_alive(
+        &self,
+        cache: Option<&mut Cache>,
+        v: &[u8],
+        at: usize,
+        rule: regex_automata::PatternID,
+    ) -> bool {
+        let (Some(dfa), Some(cache)) = (self.rest.as_ref(), cache) else {
+            return true;
+        };
+        let input = Input::new(v).range(at..).anchored(Anchored::Pattern(rule));
         let Ok(mut sid) = dfa.start_state_forward(cache, &input) else {
             return true;
         };
-        for &b in &v[j..] {
+        for &b in &v[at..] {
             match dfa.next_state(cache, sid, b) {
                 Ok(next) => sid = next,
                 Err(_) => return true,
@@ -574,6 +643,28 @@ impl Prefixes {
             }
         }
         !sid.is_dead()
+    }
+}
+
+/// The lazy DFAs' caches of one masker's [`Prefixes`].
+struct Caches {
+    before: Option<Cache>,
+    rest: Option<Cache>,
+}
+
+impl Caches {
+    fn new(p: &Prefixes) -> Caches {
+        // Both or neither: a first part with no test of what follows it fails closed.
+        match (&p.before, &p.rest) {
+            (Some(b), Some(r)) => Caches {
+                before: Some(b.create_cache()),
+                rest: Some(r.create_cache()),
+            },
+            _ => Caches {
+                before: None,
+                rest: None,
+            },
+        }
     }
 }
 

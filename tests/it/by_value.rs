@@ -339,7 +339,7 @@ fn run_masks_what_a_background_job_writes_after_the_parent_exits() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_no_piece(&r.stdout, &key_id, "run stdout");
     assert_eq!(
-        r.stdout, "parent done\nlate [REDACTED:aws.access-key-id] done\ncut[REDACTED:partial]",
+        r.stdout, "parent done\nlate [REDACTED:aws.access-key-id] done\ncut [REDACTED:partial]",
         "{}",
         r.stderr
     );

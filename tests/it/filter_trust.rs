@@ -462,6 +462,109 @@ fn progress_figures_go_out_after_the_idle_delay() {
     assert!(child.wait().unwrap().success());
 }
 
+/// When the stream is idle, what comes before a secret goes out: a name, its assignment sign
+/// and the spaces after it. Held is only where a secret could begin: the value's first
+/// characters after its name, or a token whose match is the secret itself (`ghp_…`) from its
+/// first character.
+#[test]
+fn idle_holds_only_from_where_a_secret_could_begin() {
+    for (text, forwarded) in [
+        ("Password: ", "Password: "),
+        ("Enter token: ", "Enter token: "),
+        ("token_count> ", "token_count> "),
+        ("api_key = ", "api_key = "),
+        ("postgres://app:", "postgres://app:"),
+        ("password=hunt", "password="),
+        ("aws_secret_access_key = AbC", "aws_secret_access_key = "),
+        ("pushing ghp_abc", "pushing "),
+        ("id=AKIA", "id="),
+    ] {
+        let mut m = Masker::new(engine(), "t");
+        let mut out = m.push(text.as_bytes()).0;
+        out.extend(m.idle().0);
+        assert_eq!(String::from_utf8_lossy(&out), forwarded, "{text}");
+    }
+}
+
+/// A prompt that names a secret (`Password: `, `Enter token: `) goes out while the child
+/// waits for its answer: a stream holds only where a secret could begin, not the name before
+/// it. The secret printed after the answer is still masked, read with the forwarded prompt
+/// as its context. Before, each prompt was held until the child wrote more, so a user saw
+/// no prompt at all (or `Enter ` without `token: `).
+#[test]
+fn a_prompt_naming_a_secret_goes_out_while_the_child_waits_for_its_answer() {
+    crate::util::require_tool("python3");
+    let (_, aws) = fake_aws(410);
+    let gh = fake_github(411);
+    let pw = Rng::new(412).chars(
+        "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%",
+        16,
+    );
+    let asked = [
+        ("Password: ", pw.as_str(), "generic.password"),
+        ("Enter token: ", gh.as_str(), "github.pat"),
+        (
+            "export AWS_SECRET_ACCESS_KEY=",
+            aws.as_str(),
+            "aws.secret-access-key",
+        ),
+    ];
+    // Each prompt, then the line read from stdin echoed back, as an interpreter's `input()`
+    // and a terminal's echo would show it.
+    let script = "import sys\nfor p in sys.argv[1:]:\n    sys.stdout.write(p); sys.stdout.flush()\n    sys.stdout.write(sys.stdin.readline()); sys.stdout.flush()\n";
+    let mut child = Command::new(bin())
+        .args(["run", "--", "python3", "-c", script])
+        .args(asked.iter().map(|a| a.0))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut all = Vec::new();
+    let mut expected = String::new();
+    for (prompt, answer, rule) in asked {
+        // The child writes nothing more until it is answered.
+        let (got, _) = read_until(&rx, prompt.as_bytes(), Duration::from_secs(10));
+        assert_eq!(String::from_utf8_lossy(&got), prompt, "the prompt is held");
+        all.extend(got);
+        writeln!(stdin, "{answer}").unwrap();
+        stdin.flush().unwrap();
+        let line_end = format!("[REDACTED:{rule}]\n");
+        let (got, _) = read_until(&rx, line_end.as_bytes(), Duration::from_secs(10));
+        all.extend(got);
+        expected.push_str(prompt);
+        expected.push_str(&line_end);
+    }
+    drop(stdin);
+    all.extend(read_for_end(&rx));
+    assert!(child.wait().unwrap().success());
+    assert_no_piece(
+        &all,
+        &[pw.clone(), gh.clone(), aws.clone()],
+        "after a prompt",
+    );
+    assert_eq!(String::from_utf8_lossy(&all), expected);
+}
+
+/// What is left of the output once the child has ended.
+fn read_for_end(rx: &mpsc::Receiver<Vec<u8>>) -> Vec<u8> {
+    let mut got = Vec::new();
+    while let Ok(b) = rx.recv_timeout(Duration::from_secs(10)) {
+        got.extend(b);
+    }
+    got
+}
+
 #[test]
 fn run_without_dashes_says_to_add_them() {
     let out = Command::new(bin())
