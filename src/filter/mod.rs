@@ -542,7 +542,7 @@ impl Prefixes {
             Some(cut) => {
                 let before: Vec<_> = cut.iter().map(|(b, _)| b).collect();
                 let rest: Vec<_> = cut.iter().map(|(_, r)| r).collect();
-                (build(&before, false), build(&rest, true))
+                rayon::join(|| build(&before, false), || build(&rest, true))
             }
             None => (None, None),
         };
