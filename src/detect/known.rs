@@ -76,6 +76,12 @@ fn slot(four: [u8; MIN_PREFIX], bits: u32) -> usize {
     (u32::from_le_bytes(four).wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize
 }
 
+/// Sets the bit of `starts` (a table of `bits` bits) for where `value` begins.
+fn mark(starts: &mut [u64], value: &[u8], bits: u32) {
+    let b = slot(four(value), bits);
+    starts[b / 64] |= 1 << (b % 64);
+}
+
 impl std::fmt::Debug for Known {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Known({} values)", self.values.len())
@@ -148,12 +154,10 @@ impl Known {
             self.bits = bits.clamp(MIN_BITS, 31);
             self.starts = vec![0; (1 << self.bits) / 64];
             for (v, _) in &self.values {
-                let b = slot(four(v), self.bits);
-                self.starts[b / 64] |= 1 << (b % 64);
+                mark(&mut self.starts, v, self.bits);
             }
         } else {
-            let b = slot(four(value), self.bits);
-            self.starts[b / 64] |= 1 << (b % 64);
+            mark(&mut self.starts, value, self.bits);
         }
         true
     }
@@ -309,14 +313,8 @@ mod tests {
     /// turns between searches, past several growths of the table of first bytes.
     #[test]
     fn every_occurrence_is_found_as_values_grow() {
-        // `detect` may not use `testing` (tests/it/architecture.rs): a generator of its own.
         let mut seed = 25u64;
-        let mut below = |n: usize| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) as usize % n
-        };
+        let mut below = |n: usize| crate::engine::below(&mut seed, n as u64) as usize;
         let alphabet = b"AKIabc019_";
         let mut k = Known::new();
         let mut all: Vec<Vec<u8>> = Vec::new();

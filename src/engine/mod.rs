@@ -83,6 +83,17 @@ impl Match {
     }
 }
 
+/// A small generator for tests, the same numbers for a seed on every run (a linear
+/// congruential one, Knuth's constants): a number below `n`. Here and not in `testing`, which
+/// `detect`'s tests may not use (tests/it/architecture.rs).
+#[cfg(test)]
+pub(crate) fn below(seed: &mut u64, n: u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    (*seed >> 33) % n
+}
+
 struct Compiled {
     /// Built on first use: a scan that never hits a rule's keywords never pays for its
     /// regex (start-up matters for pre-commit hooks and filters). `None` if it fails to

@@ -667,12 +667,7 @@ mod tests {
     #[test]
     fn windows_sort_by_rule_then_start_however_many() {
         let mut seed = 7u64;
-        let mut next = |n: u32| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) % u64::from(n)) as u32
-        };
+        let mut next = |n: u32| super::super::below(&mut seed, u64::from(n)) as u32;
         for len in [1, 100, BY_COUNTING - 1, BY_COUNTING, 3 * BY_COUNTING + 17] {
             let mut windows: Vec<Window> = (0..len as u32)
                 .map(|i| {
