@@ -19,6 +19,7 @@ mod placeholder;
 mod reject;
 mod scope;
 mod search;
+mod walk;
 mod words;
 
 // The one parser of patterns, which `build.rs` shares.
@@ -104,11 +105,15 @@ struct Compiled {
     /// throughput engine builds, with its lazy DFA (see [`Engine::confirmer_for`]).
     wide: OnceLock<Option<Confirmer>>,
     /// Bytes a latency engine has given this rule's own regex to search, in all: past
-    /// [`LONG_INPUT`] it takes [`Compiled::wide`] too.
+    /// [`LONG_INPUT`] it takes [`Compiled::wide`] too. A throughput engine counts the starts
+    /// it searched the rule at instead, for [`Compiled::walk`].
     searched: AtomicUsize,
     /// Where its matches start and what they begin with: read before the regex is built,
     /// so that a rule whose every hit they turn away never builds it.
     anchors: OnceLock<Anchors>,
+    /// A throughput engine's [`walk::Walk`] of the pattern, built once the rule has been
+    /// searched at a thousand starts (`Engine::walk`).
+    walk: OnceLock<Option<walk::Walk>>,
     /// Capture group index of `secret`.
     group: usize,
     /// Bytes to search on each side of a keyword hit.
@@ -461,6 +466,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         wide: OnceLock::new(),
         searched: AtomicUsize::new(0),
         anchors: OnceLock::new(),
+        walk: OnceLock::new(),
         group,
         window,
         longest: facts.max_len,

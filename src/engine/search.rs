@@ -200,10 +200,12 @@ impl Engine {
         let (Some(offsets), Some(lead)) = (anchors.starts.as_deref(), anchors.lead.as_ref()) else {
             return true;
         };
+        // A rule searched often has its DFA walked too, here while the bytes are near.
+        let walk = c.walk.get().and_then(Option::as_ref);
         offsets.iter().any(|&d| {
-            start
-                .checked_sub(d)
-                .is_some_and(|s| lead.admits(hay, s, hay.len()))
+            start.checked_sub(d).is_some_and(|s| {
+                lead.admits(hay, s, hay.len()) && walk.is_none_or(|w| w.admits(hay, s, hay.len()))
+            })
         })
     }
 
@@ -324,6 +326,9 @@ impl Engine {
                 // keywords hit, in a hook event).
                 .filter(|&s| anchors.lead.as_ref().is_none_or(|l| l.admits(hay, s, end))),
         );
+        if let Some(walk) = self.walk(rule, starts.len()) {
+            starts.retain(|&s| walk.admits(hay, s, end));
+        }
         if starts.is_empty() {
             return;
         }
@@ -351,6 +356,28 @@ impl Engine {
                 at = if me > ms { me } else { me + 1 };
             }
         }
+    }
+
+    /// A throughput engine's [`super::walk::Walk`] for `rule`, once it has been asked about
+    /// [`MANY_STARTS`] starts in all (counted in `searched`, which only a latency engine
+    /// counts bytes in): built for the rules a scan searches often.
+    fn walk(&self, rule: usize, starts: usize) -> Option<&super::walk::Walk> {
+        if self.startup != Startup::Throughput {
+            return None;
+        }
+        let c = &self.compiled[rule];
+        if let Some(w) = c.walk.get() {
+            return w.as_ref();
+        }
+        if c.searched.fetch_add(starts, Ordering::Relaxed) + starts < MANY_STARTS {
+            return None;
+        }
+        c.walk
+            .get_or_init(|| {
+                let hir = crate::rules::facts::parse(&self.rules[rule].pattern).ok()?;
+                super::walk::Walk::of(&hir)
+            })
+            .as_ref()
     }
 
     /// The regex that searches some `bytes` in all for `rule`. A latency engine's own has no
@@ -537,6 +564,10 @@ fn search(
     }
     Some((ms, me))
 }
+
+/// Starts of one rule after which a throughput engine walks its DFA before searching
+/// ([`Engine::walk`]).
+const MANY_STARTS: usize = 1024;
 
 /// The slots of [`Engine::candidates`]' last windows.
 const SLOTS: usize = 256;

@@ -103,6 +103,33 @@ fn agrees_with_reference(hay: &[u8], chunk: usize) -> Result<(), TestCaseError> 
     Ok(())
 }
 
+/// Names with no value after them by the thousand (`secret_9.name(x)`, a scan's most common
+/// keyword hit) make the engine walk a rule's DFA before its regex, once the rule has been
+/// searched often: what it finds, while that happens and after, is still what every rule's
+/// regex finds over the whole input.
+#[test]
+fn a_rule_searched_at_thousands_of_starts_finds_the_same() {
+    // A fresh engine: its rules have been searched nowhere yet.
+    let e = Engine::new(
+        leakhound::rules::builtin(),
+        leakhound::engine::FingerprintKey::ephemeral(),
+    )
+    .unwrap();
+    let mut hay = Vec::new();
+    for (i, (_, ex)) in examples().iter().cycle().take(4000).enumerate() {
+        hay.extend_from_slice(format!("secret_{i}.name(x) token, api_key: x\n").as_bytes());
+        if i % 7 == 0 {
+            hay.extend_from_slice(ex);
+            hay.push(b'\n');
+        }
+    }
+    let reference = e.finish(&hay, e.reference_candidates(&hay));
+    assert!(reference.len() > 100, "{}", reference.len());
+    assert_eq!(e.scan(&hay), reference, "the scan that built the walks");
+    assert_eq!(e.scan(&hay), reference, "a scan with them");
+    assert_eq!(e.scan_chunked(&hay, 4096), reference, "in chunks");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
