@@ -3,7 +3,7 @@
 //! with idle flushes, ANSI and `\r`) is in `filter_trust.rs`.
 
 use crate::util::{bin, fake_aws, fake_github, to_run, Sandbox};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -67,16 +67,7 @@ fn prompt_forwarded_when_idle_but_no_fragment_of_a_secret() {
     let (_, secret) = fake_aws(301);
     let mut child = spawn_filter();
     let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = crate::util::arriving(child.stdout.take().unwrap());
     stdin.write_all(b">>> ").unwrap();
     stdin.flush().unwrap();
     assert_eq!(
@@ -130,16 +121,7 @@ fn a_secret_on_the_line_after_its_key_id_is_masked_without_holding_the_key_ids_l
     let (id, secret) = fake_aws(306);
     let mut child = spawn_filter();
     let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = crate::util::arriving(child.stdout.take().unwrap());
     writeln!(stdin, "aws_access_key_id = {id}").unwrap();
     stdin.flush().unwrap();
     assert_eq!(

@@ -410,16 +410,7 @@ fn live_filter(idle_ms: u64) -> (Child, std::process::ChildStdin, mpsc::Receiver
         .spawn()
         .unwrap();
     let stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = crate::util::arriving(child.stdout.take().unwrap());
     (child, stdin, rx)
 }
 
@@ -520,16 +511,7 @@ fn a_prompt_naming_a_secret_goes_out_while_the_child_waits_for_its_answer() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = crate::util::arriving(child.stdout.take().unwrap());
     let mut all = Vec::new();
     let mut expected = String::new();
     for (prompt, answer, rule) in asked {

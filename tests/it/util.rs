@@ -80,6 +80,23 @@ pub fn run_with_stdin(mut c: Command, stdin: Option<&[u8]>) -> Run {
     to_run(child.wait_with_output().unwrap())
 }
 
+/// What `out` (a child's stdout) writes, piece by piece as it arrives, on a channel that a
+/// thread of its own fills until the stream ends.
+pub fn arriving(
+    mut out: impl std::io::Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 pub fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_leakhound"))
 }
