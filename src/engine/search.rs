@@ -326,9 +326,6 @@ impl Engine {
                 // keywords hit, in a hook event).
                 .filter(|&s| anchors.lead.as_ref().is_none_or(|l| l.admits(hay, s, end))),
         );
-        if let Some(walk) = self.walk(rule, starts.len()) {
-            starts.retain(|&s| walk.admits(hay, s, end));
-        }
         if starts.is_empty() {
             return;
         }
@@ -342,9 +339,12 @@ impl Engine {
             return;
         };
         let mut slots = Slots::new(confirmer, group);
+        let walk = self.walk(rule, starts.len());
         let mut at = start;
         for &s in starts.iter() {
-            if s < at {
+            // Walked only where a search would start: a start inside the match before it
+            // is never searched, and a run of hits (a line of `a`s) has one at every byte.
+            if s < at || walk.is_some_and(|w| !w.admits(hay, s, end)) {
                 continue;
             }
             // No match at `s` is longer than the rule's longest, so the search stops there:
