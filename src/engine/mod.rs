@@ -329,7 +329,7 @@ impl Engine {
     /// what comes before the group (a name, an assignment sign), then the group with what
     /// follows it. A pattern whose group is not one of its top-level parts, or that has none
     /// (its whole match is the secret), is cut at its start. Counted repetitions bounded above
-    /// [`PREFIX_BOUND`] are left unbounded: each part still goes on wherever its pattern does,
+    /// [`LONG_BOUND`] are left unbounded: each part still goes on wherever its pattern does,
     /// and its automaton does not count a long bound in states (a stream's test of where a
     /// secret could still be under way, `filter::Prefixes`). `None` if a pattern does not
     /// parse.
@@ -340,7 +340,7 @@ impl Engine {
             .par_iter()
             .map(|r| {
                 let hir = parse(&r.pattern).ok()?;
-                let hir = crate::rules::facts::without_long_bounds(&hir, PREFIX_BOUND)
+                let hir = crate::rules::facts::without_long_bounds(&hir, LONG_BOUND)
                     .map_or(hir, |(h, _)| h);
                 Some(match crate::rules::facts::around_secret(&hir) {
                     Some([before, secret, after]) => (before, Hir::concat(vec![secret, after])),
@@ -481,13 +481,6 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
 /// engine for many bytes ([`Confirmer::unbounded`]): a lazy DFA's state count grows with the
 /// bound.
 const LONG_BOUND: u32 = 256;
-
-/// Counted repetitions with an upper bound above this are unbounded in the patterns a stream
-/// tests for what could still be under way ([`Engine::patterns_around_secret`]): there a
-/// pattern that goes on further only holds a little more, and bounds nested in bounds (a
-/// manifest's `(?:[^\r\n]{0,200}\r?\n){0,30}`) made one rule's automaton 13,000 states,
-/// a first prompt's wait.
-const PREFIX_BOUND: u32 = 64;
 
 /// The bytes past which a latency engine searches with a throughput engine's regex
 /// ([`Engine::confirmer_for`]). The backtracker and the PikeVM read them at a cost of their

@@ -477,6 +477,22 @@ fn idle_holds_only_from_where_a_secret_could_begin() {
     }
 }
 
+/// A long partial line that no rule's match can still be under way in (letters past every
+/// rule's bound) goes out when the stream is idle, all but its last bytes: it is not held
+/// whole, to be masked at the end as a partial secret.
+#[test]
+fn a_long_partial_line_of_letters_goes_out_when_idle() {
+    let mut m = Masker::new(engine(), "t");
+    let line = "a".repeat(12_000);
+    let mut out = m.push(line.as_bytes()).0;
+    out.extend(m.idle().0);
+    assert!(
+        out.len() > 11_000,
+        "{} of 12,000 bytes forwarded",
+        out.len()
+    );
+}
+
 /// A prompt that names a secret (`Password: `, `Enter token: `) goes out while the child
 /// waits for its answer: a stream holds only where a secret could begin, not the name before
 /// it. The secret printed after the answer is still masked, read with the forwarded prompt
