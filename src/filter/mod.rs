@@ -7,7 +7,8 @@
 //!   lines only before its secret (an AWS key id's line, then the secret) holds nothing, as
 //!   the forwarded lines stay in the next scan's context;
 //! - a partial line (a prompt, a progress bar) goes out when the stream goes idle, except a
-//!   tail from which some rule's match could still be under way (see [`Prefixes`]);
+//!   tail where the secret of some rule's match still under way could begin (see
+//!   [`Prefixes`]): a name and its assignment sign go out;
 //! - nothing is held beyond the longest possible match: a line longer than that goes out in
 //!   pieces, the last window kept.
 //!
@@ -64,7 +65,7 @@ pub struct Masker<'e> {
     /// next flush then extends that mask instead of getting a second marker.
     mask_open: bool,
     /// Built on the first idle or final flush (a filter whose lines all end never pays).
-    prefixes: Option<(Arc<Prefixes>, Caches)>,
+    prefixes: Option<(Arc<Prefixes>, Option<Caches>)>,
     /// The secret values seen so far, in this stream and in any other that shares them (a
     /// child's stdout and stderr): each is masked wherever it appears after its first sighting.
     known: Arc<Mutex<Known>>,
@@ -298,7 +299,8 @@ impl<'e> Masker<'e> {
         let lo = n.saturating_sub(self.engine.max_window().max(MIN_PIECE));
         let (pre, caches) = self.prefixes.get_or_insert_with(|| {
             let p = Prefixes::for_engine(self.engine);
-            let c = Caches::new(&p);
+            let c = p.before.as_ref().zip(p.rest.as_ref());
+            let c = c.map(|(b, r)| (b.create_cache(), r.create_cache()));
             (p, c)
         });
         let last_keyword = pre.keywords.as_ref().and_then(|k| {
@@ -323,7 +325,7 @@ impl<'e> Masker<'e> {
                 || (n - j >= MIN_PIECE && (!at_end || looks_random(&v[j..])))
                 || ((j == 0 || !is_word(v[j - 1])) && pre.is_keyword_prefix(&v[j..]));
             if worth && !settled.iter().any(|&(s, e)| s <= j && j < e) {
-                if let Some(k) = pre.secret_from(caches, v, j) {
+                if let Some(k) = pre.secret_from(caches.as_mut(), v, j) {
                     earliest = Some(earliest.map_or(k, |e| e.min(k)));
                 }
             }
@@ -475,6 +477,10 @@ impl Visible {
     }
 }
 
+/// The caches of a masker's two [`Prefixes`] DFAs, before and rest: both, or none when
+/// either could not be built.
+type Caches = (Cache, Cache);
+
 /// What could still become a match, and where its secret could begin: every rule's pattern
 /// cut where its `secret` group begins ([`Engine::patterns_around_secret`]), as two lazy DFAs
 /// run anchored from a start offset (the part before the secret, then the secret with what
@@ -581,8 +587,8 @@ impl Prefixes {
     /// part before some rule's secret ends and that rule's secret could go on from there to
     /// the end; the end itself when only the parts before secrets are still under way;
     /// `None` when no match starting at `j` is. Any error in the DFAs answers `j`.
-    fn secret_from(&self, caches: &mut Caches, v: &[u8], j: usize) -> Option<usize> {
-        let (Some(before), Some(bc)) = (self.before.as_ref(), caches.before.as_mut()) else {
+    fn secret_from(&self, caches: Option<&mut Caches>, v: &[u8], j: usize) -> Option<usize> {
+        let (Some(before), Some((bc, rc))) = (self.before.as_ref(), caches) else {
             return Some(j);
         };
         let input = Input::new(v).range(j..).anchored(Anchored::Yes);
@@ -598,7 +604,7 @@ impl Prefixes {
             if sid.is_match() {
                 for i in 0..before.match_len(bc, sid) {
                     let rule = before.match_pattern(bc, sid, i);
-                    if self.rest_alive(caches.rest.as_mut(), v, at, rule) {
+                    if self.rest_alive(rc, v, at, rule) {
                         return Some(at);
                     }
                 }
@@ -618,12 +624,12 @@ impl Prefixes {
     /// at the end of `v`. Any error in the DFA answers yes.
     fn rest_alive(
         &self,
-        cache: Option<&mut Cache>,
+        cache: &mut Cache,
         v: &[u8],
         at: usize,
         rule: regex_automata::PatternID,
     ) -> bool {
-        let (Some(dfa), Some(cache)) = (self.rest.as_ref(), cache) else {
+        let Some(dfa) = self.rest.as_ref() else {
             return true;
         };
         let input = Input::new(v).range(at..).anchored(Anchored::Pattern(rule));
@@ -643,28 +649,6 @@ impl Prefixes {
             }
         }
         !sid.is_dead()
-    }
-}
-
-/// The lazy DFAs' caches of one masker's [`Prefixes`].
-struct Caches {
-    before: Option<Cache>,
-    rest: Option<Cache>,
-}
-
-impl Caches {
-    fn new(p: &Prefixes) -> Caches {
-        // Both or neither: a first part with no test of what follows it fails closed.
-        match (&p.before, &p.rest) {
-            (Some(b), Some(r)) => Caches {
-                before: Some(b.create_cache()),
-                rest: Some(r.create_cache()),
-            },
-            _ => Caches {
-                before: None,
-                rest: None,
-            },
-        }
     }
 }
 
