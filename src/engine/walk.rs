@@ -2,6 +2,7 @@
 //! (for the rules a scan searches often). Not in `lead`, which `build.rs` includes without
 //! the DFA's crate features.
 
+use regex_automata::dfa::dense;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_syntax::hir::Hir;
 
@@ -10,7 +11,17 @@ use regex_syntax::hir::Hir;
 /// of any length (`secret[\w-]{0,16}`) the sets hold every byte the run does, while a dense
 /// keyword's hits (`secret`, `token`) are mostly names with no assignment after them.
 pub(super) struct Walk {
-    dfa: regex_automata::dfa::dense::DFA<Vec<u32>>,
+    /// Each byte's class.
+    classes: [u8; 256],
+    /// `trans[row + class]`: the next state's row (its index times the number of classes).
+    /// The rows of states that end a walk come first: row 0 is the dead state, rows below
+    /// `ends` the states that admit (a match, or a byte the DFA gives up on). Half the size
+    /// of the DFA's own table (a `u32` a transition, rows padded to a power of two): walked
+    /// at each hit of the generic rules' keywords, its loads missed the nearest cache.
+    trans: Vec<u16>,
+    ends: u16,
+    /// The start row after each byte (look-behind: `\b`, `^`), and at the text's start.
+    starts: Box<[u16; 257]>,
 }
 
 /// The most bytes a [`Walk`] reads: past a name and its assignment sign, a value's bytes
@@ -20,7 +31,7 @@ const WALK: usize = 48;
 impl Walk {
     /// `None` when the pattern's DFA would be large (a long bound): the sets then decide.
     pub(super) fn of(hir: &Hir) -> Option<Walk> {
-        use regex_automata::dfa::{dense, StartKind};
+        use regex_automata::dfa::StartKind;
         // Counted past 16 and the DFA counts in states; unbounded, it still goes on wherever
         // the pattern does, so it turns away no start the pattern matches at.
         let hir = crate::rules::facts::without_long_bounds(hir, 16)
@@ -38,6 +49,8 @@ impl Walk {
                 dense::Config::new()
                     .start_kind(StartKind::Anchored)
                     .match_kind(regex_automata::MatchKind::All)
+                    // Its states are copied into a table of its own, which is not accelerated.
+                    .accelerate(false)
                     // The generic rules' walks, for which it is built, are under 160 KB
                     // and take under 3 ms; a larger one took up to 45 ms to build or fail.
                     .dfa_size_limit(Some(256 << 10))
@@ -45,25 +58,84 @@ impl Walk {
             )
             .build_from_nfa(&nfa)
             .ok()?;
-        Some(Walk { dfa })
+        Walk::compact(&dfa)
+    }
+
+    /// `dfa`'s states reachable from its anchored starts, in rows of `u16`; `None` when
+    /// they do not fit.
+    fn compact(dfa: &dense::DFA<Vec<u32>>) -> Option<Walk> {
+        use regex_automata::dfa::Automaton;
+        use regex_automata::util::{primitives::StateID, start};
+        let start = |before: Option<u8>| {
+            dfa.start_state(
+                &start::Config::new()
+                    .anchored(regex_automata::Anchored::Yes)
+                    .look_behind(before),
+            )
+            .ok()
+        };
+        let bytes = dfa.byte_classes();
+        let width = bytes.alphabet_len() - 1; // the last class is the end of input
+        let reps: Vec<u8> = bytes
+            .representatives(..)
+            .filter_map(|u| u.as_u8())
+            .collect();
+        // Every state reachable from a start, dead first, then the ones that admit.
+        let mut found: Vec<StateID> = Vec::new();
+        let mut seen = std::collections::HashMap::new();
+        let mut todo: Vec<StateID> = (0..=256)
+            .map(|b| start(u8::try_from(b).ok()))
+            .collect::<Option<_>>()?;
+        while let Some(sid) = todo.pop() {
+            if seen.insert(sid, 0u16).is_some() {
+                continue;
+            }
+            found.push(sid);
+            todo.extend(reps.iter().map(|&b| dfa.next_state(sid, b)));
+        }
+        let admits = |s: StateID| dfa.is_match_state(s) || dfa.is_quit_state(s);
+        found.retain(|&s| !dfa.is_dead_state(s));
+        found.sort_by_key(|&s| !admits(s));
+        let ends = 1 + found.iter().take_while(|&&s| admits(s)).count();
+        let rows = 1 + found.len();
+        if rows * width > usize::from(u16::MAX) {
+            return None;
+        }
+        // The dead state keeps row 0.
+        seen.values_mut().for_each(|r| *r = 0);
+        for (i, &s) in found.iter().enumerate() {
+            seen.insert(s, ((i + 1) * width) as u16);
+        }
+        let row = |s: StateID| -> u16 { seen[&s] };
+        let mut trans = vec![0u16; rows * width];
+        for (i, &s) in found.iter().enumerate() {
+            for &b in &reps {
+                trans[(i + 1) * width + usize::from(bytes.get(b))] = row(dfa.next_state(s, b));
+            }
+        }
+        let mut starts = Box::new([0u16; 257]);
+        for (b, at) in starts.iter_mut().enumerate() {
+            *at = row(start(u8::try_from(b).ok())?);
+        }
+        Some(Walk {
+            classes: std::array::from_fn(|b| bytes.get(b as u8)),
+            trans,
+            ends: (ends * width) as u16,
+            starts,
+        })
     }
 
     /// Whether a match can start at `at`: false only when the DFA dies within [`WALK`]
     /// bytes, before `end`.
     #[inline]
     pub(super) fn admits(&self, hay: &[u8], at: usize, end: usize) -> bool {
-        use regex_automata::dfa::Automaton;
-        let input = regex_automata::Input::new(hay)
-            .range(at..end)
-            .anchored(regex_automata::Anchored::Yes);
-        let Ok(mut sid) = self.dfa.start_state_forward(&input) else {
-            return true;
-        };
+        let before = at.checked_sub(1).map_or(256, |i| usize::from(hay[i]));
+        let mut row = self.starts[before];
         for &b in &hay[at..end.min(at + WALK)] {
-            sid = self.dfa.next_state(sid, b);
-            if self.dfa.is_special_state(sid) {
+            row = self.trans[usize::from(row) + usize::from(self.classes[usize::from(b)])];
+            if row < self.ends {
                 // A match (seen a byte late), or a byte the DFA gives up on: admitted.
-                return !self.dfa.is_dead_state(sid);
+                return row != 0;
             }
         }
         true
@@ -84,6 +156,8 @@ mod tests {
         for r in crate::rules::builtin() {
             let hir = crate::rules::facts::parse(&r.pattern).unwrap();
             let Some(walk) = Walk::of(&hir) else {
+                // The rules walked most, at every name that holds their keyword.
+                assert!(!r.id.starts_with("generic."), "{}: no walk", r.id);
                 continue;
             };
             let re = meta::Builder::new().build_from_hir(&hir).unwrap();
