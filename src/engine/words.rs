@@ -107,16 +107,63 @@ const SHORT_WORDS: &[&str] = &[
 /// Whether `s` (a lowercase run of letters) splits into dictionary words of 3 letters or
 /// more: `keychain`, `correcthorse`.
 fn segments(s: &str) -> bool {
+    let s = s.as_bytes();
     let n = s.len();
     if n > 64 {
         return false;
     }
-    let mut ok = vec![false; n + 1];
+    // `ok[i]`: `s[..i]` splits into words. From each such place, the words it starts with.
+    let mut ok = [false; 65];
     ok[0] = true;
-    for end in 3..=n {
-        ok[end] = (3..=end.min(24)).any(|len| ok[end - len] && in_dictionary(&s[end - len..end]));
+    for at in 0..n {
+        if ok[at] {
+            words_starting(&s[at..n.min(at + 24)], |len| ok[at + len] = true);
+        }
     }
     ok[n]
+}
+
+/// Calls `found` with the length of each word of 3 letters or more that `t` starts with,
+/// shortest first. The lines that start with a prefix of `t` lie together in the sorted list
+/// and narrow as the prefix grows, so the search stops at the first prefix no line starts
+/// with: asked about each length apart, a place in a word (`session…`) made some 20 searches
+/// of the list, most for prefixes no word has.
+fn words_starting(t: &[u8], mut found: impl FnMut(usize)) {
+    let text = listed();
+    let Some(tri) = trigram(t) else {
+        // Not three lowercase letters: asked one length at a time.
+        for len in 3..=t.len() {
+            if std::str::from_utf8(&t[..len]).is_ok_and(in_dictionary) {
+                found(len);
+            }
+        }
+        return;
+    };
+    let (mut lo, hi) = (STARTS[tri].0 as usize, STARTS[tri].1 as usize);
+    for len in 3..=t.len() {
+        let prefix = &t[..len];
+        // The first line at or after `prefix`, in `lo..hi` (its lines are line starts).
+        let (mut a, mut b) = (lo, hi);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            let start = memchr::memrchr(b'\n', &text[a..mid]).map_or(a, |p| a + p + 1);
+            let end = memchr::memchr(b'\n', &text[start..b]).map_or(b, |p| start + p);
+            if &text[start..end] < prefix {
+                a = (end + 1).min(b);
+            } else {
+                b = start;
+            }
+        }
+        let end = memchr::memchr(b'\n', &text[a..hi]).map_or(hi, |p| a + p);
+        let line = &text[a..end];
+        if !line.starts_with(prefix) {
+            return;
+        }
+        if line.len() == len {
+            found(len);
+        }
+        lo = a;
+    }
 }
 
 /// An identifier made of words, not a secret: `TKTokenKeychainItem`,
@@ -280,6 +327,50 @@ mod tests {
             }
         }
         assert!(found > 1_000, "{found}");
+    }
+
+    /// The search from each place finds what asking the list about each length finds.
+    #[test]
+    fn words_from_a_place_are_found_by_narrowing() {
+        use super::super::below;
+        let by_length = |s: &str| {
+            let n = s.len();
+            let mut ok = vec![false; n + 1];
+            ok[0] = true;
+            for end in 3..=n {
+                ok[end] =
+                    (3..=end.min(24)).any(|len| ok[end - len] && in_dictionary(&s[end - len..end]));
+            }
+            ok[n]
+        };
+        let d: Vec<&str> = std::str::from_utf8(listed()).unwrap().lines().collect();
+        let mut seed = 7u64;
+        let (mut tried, mut split) = (0, 0);
+        for i in 0..20_000 {
+            // Words glued together, sometimes cut or run on, and random letters.
+            let mut s = String::new();
+            for _ in 0..1 + below(&mut seed, 4) {
+                s.push_str(d[below(&mut seed, d.len() as u64) as usize]);
+            }
+            match i % 4 {
+                0 => s.truncate(s.len().saturating_sub(1)),
+                1 => s.push('q'),
+                2 => {
+                    s = (0..3 + below(&mut seed, 20))
+                        .map(|_| char::from(b'a' + below(&mut seed, 26) as u8))
+                        .collect()
+                }
+                _ => {}
+            }
+            if !s.bytes().all(|b| b.is_ascii_lowercase()) {
+                continue;
+            }
+            let want = by_length(&s) && s.len() <= 64;
+            assert_eq!(segments(&s), want, "{s}");
+            tried += 1;
+            split += usize::from(want);
+        }
+        assert!(tried > 10_000 && split > tried / 4, "{split} of {tried}");
     }
 
     #[test]
