@@ -78,8 +78,7 @@ pub(super) fn is_placeholder(secret: &[u8]) -> bool {
 
 fn plain_placeholder(secret: &[u8]) -> bool {
     placeholder_shape(secret)
-        || CHANCE.found_in(secret)
-        || MARKERS.found_in(secret)
+        || CHANCE_OR_MARKER.found_in(secret)
         || shouts_words(secret)
         || is_filler(secret)
         || spells_password(secret)
@@ -87,17 +86,20 @@ fn plain_placeholder(secret: &[u8]) -> bool {
 
 /// `p@ssw0rd`, `P4$$word`: the word `password` in a demo's spelling.
 fn spells_password(secret: &[u8]) -> bool {
-    let plain: Vec<u8> = secret
-        .iter()
-        .map(|b| match b.to_ascii_lowercase() {
-            b'@' | b'4' => b'a',
-            b'$' | b'5' => b's',
-            b'0' => b'o',
-            other => other,
-        })
-        .collect();
-    memchr::memmem::find(&plain, b"password").is_some()
-        || memchr::memmem::find(&plain, b"passwd").is_some()
+    let plain = |b: u8| match b.to_ascii_lowercase() {
+        b'@' | b'4' => b'a',
+        b'$' | b'5' => b's',
+        b'0' => b'o',
+        other => other,
+    };
+    // From each `p`, read as spelled: no copy of the value (one for each value a scan judged).
+    memchr::memchr2_iter(b'p', b'P', secret).any(|at| {
+        let spelled = |word: &[u8]| {
+            secret[at..].len() >= word.len()
+                && secret[at..].iter().zip(word).all(|(&b, &w)| plain(b) == w)
+        };
+        spelled(b"password") || spelled(b"passwd")
+    })
 }
 
 /// Base64 of a placeholder (`Y2hhbmdlbWU=` is `changeme`): what a Kubernetes Secret's `data:`
@@ -174,6 +176,8 @@ const CHANCE_WORDS: &[&str] = &[
 // The two lists' automata, shared by every check that reads them.
 static CHANCE: Words = Words::new(CHANCE_WORDS);
 static MARKERS: Words = Words::new(MARKER_WORDS);
+// Both lists in one automaton, for a value that either marks: one search, not two.
+static CHANCE_OR_MARKER: Words = Words::both(CHANCE_WORDS, MARKER_WORDS);
 
 /// The other placeholder words: characters no token body holds, or a stand-in's own words
 /// (`your_`), a marker wherever they stand.
@@ -386,6 +390,12 @@ mod tests {
         // Base64 of a short placeholder, and a password in a demo's spelling.
         assert!(is_placeholder(b"Y2hhbmdlbWU="));
         assert!(is_placeholder(b"YWRtaW46cGFzc3dvcmQ="));
+        for spelled in ["p@ssw0rd", "P4$$word", "xyzPa55wd1", "pp@sswd"] {
+            assert!(spells_password(spelled.as_bytes()), "{spelled}");
+        }
+        for other in ["p@ssw0r", "pa$s_word", "P", "wordpass"] {
+            assert!(!spells_password(other.as_bytes()), "{other}");
+        }
         assert!(is_placeholder(b"p@ssw0rd"));
         assert!(!is_placeholder(b"c3ZjOjh0cVoyeExtUg=="));
     }

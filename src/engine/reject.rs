@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 /// A fixed list of words looked for ASCII case-insensitively, its automata built at first use.
 pub(super) struct Words {
     words: &'static [&'static str],
+    more: &'static [&'static str],
     nfa: OnceLock<AhoCorasick>,
     dfa: OnceLock<AhoCorasick>,
     /// Searches made with the NFA, up to [`MANY_SEARCHES`].
@@ -22,8 +23,17 @@ pub(super) struct Words {
 
 impl Words {
     pub(super) const fn new(words: &'static [&'static str]) -> Words {
+        Words::both(words, &[])
+    }
+
+    /// The words of two lists, looked for at once.
+    pub(super) const fn both(
+        words: &'static [&'static str],
+        more: &'static [&'static str],
+    ) -> Words {
         Words {
             words,
+            more,
             nfa: OnceLock::new(),
             dfa: OnceLock::new(),
             searches: AtomicUsize::new(0),
@@ -54,7 +64,7 @@ impl Words {
             AhoCorasick::builder()
                 .ascii_case_insensitive(true)
                 .kind(Some(kind))
-                .build(self.words)
+                .build(self.words.iter().chain(self.more))
                 .expect("fixed word list builds")
         })
     }

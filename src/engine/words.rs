@@ -179,7 +179,7 @@ pub(super) fn made_of_words(s: &[u8]) -> bool {
     {
         return false;
     }
-    let mut parts: Vec<&[u8]> = Vec::new();
+    let mut tally = Tally::default();
     for piece in s.split(|b| b"_-.".contains(b)).filter(|p| !p.is_empty()) {
         let mut start = 0;
         for i in 1..piece.len() {
@@ -190,47 +190,63 @@ pub(super) fn made_of_words(s: &[u8]) -> bool {
                 // `HTTPServer`: the last capital of a run starts the next word.
                 || (a.is_ascii_uppercase() && b.is_ascii_uppercase() && next_lower);
             if boundary {
-                parts.push(&piece[start..i]);
+                if !tally.part(&piece[start..i]) {
+                    return false;
+                }
                 start = i;
             }
         }
-        parts.push(&piece[start..]);
-    }
-    let (mut words, mut numbers, mut singles, mut unknown) = (0, 0, 0, 0);
-    for p in parts {
-        if p[0].is_ascii_digit() {
-            numbers += 1;
-            if numbers > 1 || p.len() > 4 {
-                return false;
-            }
-            continue;
-        }
-        let lower = String::from_utf8_lossy(p).to_ascii_lowercase();
-        if p.len() == 1 {
-            singles += 1;
-            if singles > 1 {
-                return false;
-            }
-        } else if p.len() == 2 {
-            if !SHORT_WORDS.contains(&lower.as_str()) && !p.iter().all(u8::is_ascii_uppercase) {
-                return false;
-            }
-        } else if p.iter().all(u8::is_ascii_uppercase) && p.len() <= 5 {
-            // An acronym (`TK`, `HTTP`), or a word in capitals.
-            if segments(&lower) {
-                words += 1;
-            }
-        } else if segments(&lower) {
-            words += 1 + usize::from(p.len() >= 8 && !in_dictionary(&lower));
-        } else if p.len() <= 3 || wordlike(&lower) {
-            // A rarer word (`Elliptic`, `Oauth`) or a short part (`Amz`, `Mcp`): one for
-            // every two words.
-            unknown += 1;
-        } else {
+        if !tally.part(&piece[start..]) {
             return false;
         }
     }
-    words >= 2 && unknown <= (words / 2).max(1)
+    tally.words >= 2 && tally.unknown <= (tally.words / 2).max(1)
+}
+
+/// The parts of an identifier [`made_of_words`] has read so far, by kind.
+#[derive(Default)]
+struct Tally {
+    words: usize,
+    numbers: usize,
+    singles: usize,
+    unknown: usize,
+}
+
+impl Tally {
+    /// Counts part `p` (letters, or digits); false when it makes the identifier no name.
+    fn part(&mut self, p: &[u8]) -> bool {
+        if p[0].is_ascii_digit() {
+            self.numbers += 1;
+            return self.numbers <= 1 && p.len() <= 4;
+        }
+        let mut buf = [0; 64];
+        // Longer than any word split or word-like part: no name's part.
+        let Some(lower) = lowered(p, &mut buf) else {
+            return false;
+        };
+        if p.len() == 1 {
+            self.singles += 1;
+            return self.singles <= 1;
+        }
+        if p.len() == 2 {
+            return SHORT_WORDS.contains(&lower) || p.iter().all(u8::is_ascii_uppercase);
+        }
+        if p.iter().all(u8::is_ascii_uppercase) && p.len() <= 5 {
+            // An acronym (`TK`, `HTTP`), or a word in capitals.
+            if segments(lower) {
+                self.words += 1;
+            }
+        } else if segments(lower) {
+            self.words += 1 + usize::from(p.len() >= 8 && !in_dictionary(lower));
+        } else if p.len() <= 3 || wordlike(lower) {
+            // A rarer word (`Elliptic`, `Oauth`) or a short part (`Amz`, `Mcp`): one for
+            // every two words.
+            self.unknown += 1;
+        } else {
+            return false;
+        }
+        true
+    }
 }
 
 /// Whether `s`, letters only, is a dictionary word or splits into words of 3 letters or more,
@@ -243,7 +259,16 @@ pub(super) fn is_word(s: &[u8]) -> bool {
     s.len() >= 3
         && s.iter().all(u8::is_ascii_alphabetic)
         && cased
-        && segments(&String::from_utf8_lossy(s).to_ascii_lowercase())
+        && lowered(s, &mut [0; 64]).is_some_and(segments)
+}
+
+/// `p`, ASCII, in lowercase in `buf`; `None` when longer than `buf` ([`segments`] splits
+/// nothing longer) or not ASCII.
+fn lowered<'a>(p: &[u8], buf: &'a mut [u8; 64]) -> Option<&'a str> {
+    let lower = buf.get_mut(..p.len())?;
+    lower.copy_from_slice(p);
+    lower.make_ascii_lowercase();
+    std::str::from_utf8(lower).ok().filter(|l| l.is_ascii())
 }
 
 /// A run of letters shaped like a word: vowels in it, and no long consonant clusters.
