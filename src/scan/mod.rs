@@ -234,25 +234,30 @@ impl ScanResults {
             (Some(_), None) => {}
         }
         let elapsed = self.summary.elapsed + other.summary.elapsed;
-        let mut o = finish(self, Instant::now());
+        let mut o = finish(self, Instant::now(), None);
         o.summary.elapsed = elapsed;
         o
     }
 }
 
 /// Findings sorted and paired into credential sets, totals counted.
-fn finish(mut o: ScanResults, start: Instant) -> ScanResults {
+/// `known`: the values of `o`'s findings and of those it left out, when the run learnt them
+/// as they came ([`run::Run`]); made here otherwise (results merged).
+fn finish(mut o: ScanResults, start: Instant, known: Option<crate::detect::Known>) -> ScanResults {
     Finding::sort_for_report(&mut o.findings);
     // Every value the run found masks the contexts, also those held only as values.
-    let mut known = crate::detect::Known::with_capacity(
-        o.findings.len() + o.suppressed.len() + o.left_out.values.len(),
-    );
-    for f in o.findings.iter().chain(&o.suppressed).filter(|f| !f.public) {
-        known.add(f.secret.bytes(), 0);
-    }
-    for v in &o.left_out.values {
-        known.add(v, 0);
-    }
+    let known = known.unwrap_or_else(|| {
+        let mut known = crate::detect::Known::with_capacity(
+            o.findings.len() + o.suppressed.len() + o.left_out.values.len(),
+        );
+        for f in o.findings.iter().chain(&o.suppressed).filter(|f| !f.public) {
+            known.add(f.secret.bytes(), 0);
+        }
+        for v in &o.left_out.values {
+            known.add(v, 0);
+        }
+        known
+    });
     crate::detect::mask_contexts(&mut o.findings, &known);
     crate::validate::annotate(&mut o.findings);
     Finding::sort_for_report(&mut o.suppressed);

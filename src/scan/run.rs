@@ -2,6 +2,7 @@
 //! and the progress counters. Every driver and the content pipeline get it as one argument.
 
 use super::{admit::Skip, lock, Progress, ScanResults};
+use crate::detect::Known;
 use crate::model::{self, Finding, Warning};
 use crate::policy::Policy;
 use crate::rules::{Confidence, Rule};
@@ -13,6 +14,11 @@ use std::time::Instant;
 /// One scan in progress, shared by its worker threads.
 pub(crate) struct Run<'a> {
     out: Mutex<ScanResults>,
+    /// Every value kept so far, reported or left out (not the public ones): what masks the
+    /// reported findings' contexts at the end. Learnt as findings come in, on the workers'
+    /// threads: at the end, on one thread while the other cores idle, the table of a
+    /// tree's 20,000 values took 13 ms of a 0.75 s scan. Locked after `out`, never before.
+    known: Mutex<Known>,
     on_warning: &'a (dyn Fn(&Warning) + Sync),
     progress: &'a Progress,
     /// Decides which findings the baseline suppresses.
@@ -35,6 +41,7 @@ impl<'a> Run<'a> {
     ) -> Run<'a> {
         Run {
             out: Mutex::default(),
+            known: Mutex::default(),
             on_warning,
             progress,
             policy,
@@ -80,6 +87,7 @@ impl<'a> Run<'a> {
     /// [`Run::thin`] with the results already locked.
     fn thin_into(&self, out: &mut ScanResults, found: &mut Vec<Finding>) {
         let Some(min) = self.below else { return };
+        let mut known = lock(&self.known);
         found.retain(|f| {
             if f.confidence >= min || f.part.is_some() || self.policy.in_baseline(f) {
                 return true;
@@ -88,6 +96,7 @@ impl<'a> Run<'a> {
             out.left_out.count += 1;
             if !f.public {
                 out.left_out.add(f.secret.bytes());
+                known.add(f.secret.bytes(), 0);
             }
             false
         });
@@ -186,6 +195,10 @@ impl<'a> Run<'a> {
     /// report leaves out for their confidence only counted, with their values ([`Run::thin`]).
     pub fn keep(&self, out: &mut ScanResults, mut found: Vec<Finding>) {
         self.thin_into(out, &mut found);
+        let mut known = lock(&self.known);
+        for f in found.iter().filter(|f| !f.public) {
+            known.add(f.secret.bytes(), 0);
+        }
         for f in found {
             if self.policy.in_baseline(&f) {
                 out.suppressed.push(f);
@@ -204,7 +217,8 @@ impl<'a> Run<'a> {
     /// The report: findings sorted and paired, totals counted, time taken.
     pub fn finish(self) -> ScanResults {
         let out = self.out.into_inner().unwrap_or_else(|e| e.into_inner());
-        super::finish(out, self.start)
+        let known = self.known.into_inner().unwrap_or_else(|e| e.into_inner());
+        super::finish(out, self.start, Some(known))
     }
 }
 

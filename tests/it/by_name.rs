@@ -162,3 +162,31 @@ fn a_default_scan_counts_by_name_values_and_masks_with_them() {
         assert_no_piece(context, &password, what);
     }
 }
+
+/// A value a default report leaves out for its confidence masks, at the run's end, a
+/// reported finding's context in another file, where nothing names it: the run learns the
+/// values of every file it scans, not only of the finding's own.
+#[test]
+fn a_left_out_value_masks_another_files_context() {
+    let [password, key, _] = values();
+    let (id, _) = crate::util::fake_aws(u64::from_str_radix(&key[..12], 16).unwrap());
+    let sb = Sandbox::new();
+    sb.write("tree/a/conf.py", format!("domainPassword = '{password}'\n"));
+    sb.write(
+        "tree/b/notes.py",
+        format!("aws_id = {id}  # for {password}\n"),
+    );
+    let default = sb.run(&["scan", "tree", "--format", "json"]);
+    assert_eq!(default.code, 1, "{}", default.stderr);
+    let report = default.json();
+    assert_eq!(
+        report["summary"]["below_confidence"], 1,
+        "{}",
+        default.stdout
+    );
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{}", default.stdout);
+    let context = findings[0]["context"].as_str().unwrap();
+    assert!(context.contains("# for "), "{context}");
+    assert_no_piece(context, &password, "another file's context");
+}
