@@ -15,9 +15,9 @@ pub(super) struct Walk {
     classes: [u8; 256],
     /// `trans[row + class]`: the next state's row (its index times the number of classes).
     /// The rows of states that end a walk come first: row 0 is the dead state, rows below
-    /// `ends` the states that admit (a match, or a byte the DFA gives up on). Half the size
-    /// of the DFA's own table (a `u32` a transition, rows padded to a power of two): walked
-    /// at each hit of the generic rules' keywords, its loads missed the nearest cache.
+    /// `ends` the states that admit (a match, or a byte the DFA gives up on). A quarter to a
+    /// half of the DFA's own table (a `u32` a transition, rows padded to a power of two):
+    /// walked at each hit of the generic rules' keywords, its loads missed the nearest cache.
     trans: Vec<u16>,
     ends: u16,
     /// The start row after each byte (look-behind: `\b`, `^`), and at the text's start.
@@ -101,8 +101,7 @@ impl Walk {
         if rows * width > usize::from(u16::MAX) {
             return None;
         }
-        // The dead state keeps row 0.
-        seen.values_mut().for_each(|r| *r = 0);
+        // The dead state, not in `found`, keeps row 0.
         for (i, &s) in found.iter().enumerate() {
             seen.insert(s, ((i + 1) * width) as u16);
         }
