@@ -130,13 +130,8 @@ fn segments(s: &str) -> bool {
 /// of the list, most for prefixes no word has.
 fn words_starting(t: &[u8], mut found: impl FnMut(usize)) {
     let text = listed();
+    // `t` is lowercase letters ([`segments`]): without a trigram it is under three long.
     let Some(tri) = trigram(t) else {
-        // Not three lowercase letters: asked one length at a time.
-        for len in 3..=t.len() {
-            if std::str::from_utf8(&t[..len]).is_ok_and(in_dictionary) {
-                found(len);
-            }
-        }
         return;
     };
     let (mut lo, hi) = (STARTS[tri].0 as usize, STARTS[tri].1 as usize);
