@@ -45,6 +45,8 @@ fn install(sb: &Sandbox) -> PathBuf {
 /// (under names of its own and AWS's), Jupyter's and IPython's files kept in the sandbox.
 fn drive(sb: &Sandbox, data: &Path, mode: &str, kernel: &str, out: &str, cred: &Creds) -> Run {
     let driver = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel/driver.py");
+    let tmp = sb.path("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let r = to_run(
         Command::new("python3")
             .arg(driver)
@@ -53,6 +55,8 @@ fn drive(sb: &Sandbox, data: &Path, mode: &str, kernel: &str, out: &str, cred: &
             .env("JUPYTER_PATH", data)
             .env("JUPYTER_RUNTIME_DIR", sb.path("runtime"))
             .env("IPYTHONDIR", sb.path("ipython"))
+            // The proxy's inner connection lives here, where the driver can look at it.
+            .env("TMPDIR", tmp)
             // No leakhound.toml of the user's: the built-in rules only.
             .env("XDG_CONFIG_HOME", sb.path("config"))
             .env("LH_KEY_ID", &cred.id)
@@ -220,6 +224,13 @@ fn no_message_on_any_channel_holds_a_piece_of_a_secret() {
     );
 
     assert_eq!(note(&msgs, "heartbeat")["beating"], true);
+    // The kernel behind the proxy is on Unix sockets in a directory only its user enters, and
+    // the directory, with the inner key, is gone once the kernel is shut down.
+    assert_eq!(
+        note(&msgs, "inner")["dirs"],
+        serde_json::json!([{"mode": "0o700", "transport": "ipc"}])
+    );
+    assert_eq!(note(&direct, "inner")["dirs"], serde_json::json!([]));
     let interrupt = note(&msgs, "interrupt");
     assert_eq!(interrupt["ename"], "KeyboardInterrupt", "{interrupt}");
     assert!(interrupt["seconds"].as_f64().unwrap() < 15.0, "{interrupt}");
@@ -235,6 +246,7 @@ fn no_message_on_any_channel_holds_a_piece_of_a_secret() {
         shutdown["kernel_alive"], false,
         "the kernel outlived its shutdown"
     );
+    assert_eq!(shutdown["inner"], serde_json::json!([]), "{shutdown}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 """leakhound's Jupyter kernel proxy (written by `leakhound kernel install`; see docs/jupyter.md).
 
 The client starts this file as its kernel. It starts the real kernel on a second connection
-(127.0.0.1, new ports, a new key), relays the five channels between the two, and has every
+(Unix sockets in a private directory, a new key), relays the five channels between the two, and has every
 message the kernel sends masked by one `leakhound kernel mask` process before the client gets
 it: iopub (streams, displays, results, errors, everything), shell and control replies, stdin
 prompts. Messages from the client go to the kernel unchanged, re-signed.
@@ -21,9 +21,12 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from datetime import datetime, timezone
@@ -36,6 +39,8 @@ DELIM = b"<IDS|MSG>"
 # `leakhound filter`'s default --idle-ms.
 IDLE = 0.05
 CHANNELS = ("shell", "control", "stdin")
+# sockaddr_un's sun_path holds 108 bytes with the NUL on Linux (104 on the BSDs and macOS).
+IPC_PATH_MAX = 103
 
 
 def log(msg):
@@ -181,12 +186,26 @@ class Proxy:
         self.outer = Signer(conn.get("key", "").encode(), scheme)
         inner_key = uuid.uuid4().hex.encode()
         self.inner = Signer(inner_key, "hmac-sha256")
-        base, _ = os.path.splitext(args.f)
+        # The kernel behind the proxy listens on Unix sockets in a directory of its own (0700):
+        # no TCP ports picked, released and bound later, which another kernel starting at the
+        # same moment can be handed too, and nothing another local user can connect to. TCP on
+        # 127.0.0.1 where a socket's path would be too long for the system.
+        self.inner_dir = tempfile.mkdtemp(prefix="leakhound-kernel-")
+        try:
+            self.start(args, inner_argv, conn, inner_key)
+        except BaseException:
+            # The inner connection file holds a key: nothing of it stays behind a failed start.
+            shutil.rmtree(self.inner_dir, ignore_errors=True)
+            raise
+
+    def start(self, args, inner_argv, conn, inner_key):
+        ipc = os.path.join(self.inner_dir, "k")
+        transport = "ipc" if len(ipc) + 8 <= IPC_PATH_MAX and hasattr(socket, "AF_UNIX") else "tcp"
         self.inner_file, inner = write_connection_file(
-            base + "-leakhound-inner.json",
-            ip="127.0.0.1",
+            os.path.join(self.inner_dir, "kernel.json"),
+            ip=ipc if transport == "ipc" else "127.0.0.1",
             key=inner_key,
-            transport="tcp",
+            transport=transport,
             signature_scheme="hmac-sha256",
         )
 
@@ -233,7 +252,7 @@ class Proxy:
                 # One identity on shell and stdin: the kernel sends input_request to the
                 # identity the execute_request came from.
                 d.identity = ident
-            d.connect(url(inner[f"{ch}_port"], "127.0.0.1", "tcp"))
+            d.connect(url(inner[f"{ch}_port"], inner["ip"], inner["transport"]))
             self.back[ch] = d
         self.pub = self.ctx.socket(zmq.PUB)
         self.pub.linger = 1000
@@ -241,7 +260,7 @@ class Proxy:
         self.sub = self.ctx.socket(zmq.SUB)
         self.sub.linger = 0
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
-        self.sub.connect(url(inner["iopub_port"], "127.0.0.1", "tcp"))
+        self.sub.connect(url(inner["iopub_port"], inner["ip"], inner["transport"]))
 
         # Where each request came from (routing frames by msg_id), so replies, and the
         # kernel's input_request for an execute_request, reach the client that asked.
@@ -514,10 +533,7 @@ class Proxy:
         for s in list(self.front.values()) + list(self.back.values()) + [self.pub, self.sub]:
             s.close()
         self.ctx.term()
-        try:
-            os.unlink(self.inner_file)
-        except OSError:
-            pass
+        shutil.rmtree(self.inner_dir, ignore_errors=True)
 
 
 def guarded(handle, *args):
