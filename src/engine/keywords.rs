@@ -6,7 +6,7 @@
 //! flight at a time: a DFA walk waits on memory, one load after the other, and the table
 //! (0.9 MB for the built-in set) is larger than a core's L1 and shares its L2. Walking one
 //! part at a time is no faster than `aho_corasick`; two parts cut a directory scan's CPU by
-//! ~20 %, four by ~25 %, six in a loop of their own (`walk`) by another ~10 %.
+//! ~20 %, four by ~25 %, six in a loop of their own (`walk_rows`) by another ~10 %.
 
 use std::borrow::Cow;
 
@@ -323,9 +323,8 @@ impl Keywords {
         let mut at = 0;
         while at < both {
             let n = (both - at).min(BLOCK);
-            let parts: [&[u8]; N] = std::array::from_fn(|j| &hay[starts[j] + at..][..n]);
             hits.clear();
-            self.walk(parts, &mut s, &mut hits);
+            self.walk(&hay[from + at..], part, n, &mut s, &mut hits);
             for &(j, i, state) in &hits {
                 let j = j as usize;
                 self.report(state, starts[j] + at + i as usize + 1, befores[j], f);
@@ -337,42 +336,74 @@ impl Keywords {
         }
     }
 
-    /// Walks the `N` parts (of one length) together from states `s`, writing down each lane,
-    /// offset and state where some keyword ends. Kept out of line so that its loop has the
-    /// registers to itself.
-    #[inline(never)]
+    /// Walks `N` parts of `n` bytes together from states `s`, part `j` being
+    /// `hay[j * part..][..n]`, writing down each lane, offset and state where some keyword
+    /// ends.
     fn walk<const N: usize>(
         &self,
-        parts: [&[u8]; N],
+        hay: &[u8],
+        part: usize,
+        n: usize,
         s: &mut [u32; N],
         hits: &mut Vec<(u32, u32, u32)>,
     ) {
-        let len = parts[0].len();
-        assert!(parts.iter().all(|p| p.len() == len) && len <= u32::MAX as usize);
+        // The row width a constant of the loop: a shift by a register ties up `cl`, one
+        // register of the few the loop has (see `walk_rows`).
+        match self.stride2 {
+            1 => self.walk_rows::<N, 0>(hay, part, n, s, hits),
+            2 => self.walk_rows::<N, 1>(hay, part, n, s, hits),
+            3 => self.walk_rows::<N, 2>(hay, part, n, s, hits),
+            4 => self.walk_rows::<N, 3>(hay, part, n, s, hits),
+            5 => self.walk_rows::<N, 4>(hay, part, n, s, hits),
+            6 => self.walk_rows::<N, 5>(hay, part, n, s, hits),
+            7 => self.walk_rows::<N, 6>(hay, part, n, s, hits),
+            8 => self.walk_rows::<N, 7>(hay, part, n, s, hits),
+            // `new` makes rows of 2 to 256 entries and `embedded` accepts no other.
+            _ => unreachable!("a keyword table's rows are 2 to 256 entries wide"),
+        }
+    }
+
+    /// [`Keywords::walk`] for rows of `2 << SHIFT` entries. Kept out of line so that its loop
+    /// has the registers to itself: the `N` states must stay in registers, for a state
+    /// spilled to the stack adds a store and a load to the chain of dependent loads that is
+    /// the walk's cost. So the parts are read at one pointer and multiples of `part` (not
+    /// through `N` pointers), the class table is copied to the stack (read at the stack
+    /// pointer, not a register of its own), and the lanes' flags are gathered in one word as
+    /// they are read.
+    #[inline(never)]
+    fn walk_rows<const N: usize, const SHIFT: u32>(
+        &self,
+        hay: &[u8],
+        part: usize,
+        n: usize,
+        s: &mut [u32; N],
+        hits: &mut Vec<(u32, u32, u32)>,
+    ) {
+        assert!(n <= u32::MAX as usize && (N - 1) * part + n <= hay.len());
         let trans: &[u16] = &self.trans;
-        let classes = &self.classes;
-        // A state is its row's offset: a table entry shifted.
-        let shift = self.stride2 - 1;
+        let classes = self.classes;
         let mut st = *s;
-        for i in 0..len {
-            let e: [u16; N] = std::array::from_fn(|j| {
-                // SAFETY: `i < len`, each part's length (asserted above). A state is a row's
-                // offset (the caller starts at the root, 0, and passes back only states this
-                // loop made) and a class is below the row's width, so their sum indexes the
-                // table: [`Keywords::new`] builds only such entries and classes, and
-                // [`Keywords::embedded`] accepts only such tables.
-                unsafe {
-                    let c = classes[usize::from(*parts[j].get_unchecked(i))];
-                    *trans.get_unchecked((st[j] + u32::from(c)) as usize)
-                }
-            });
+        let at = hay.as_ptr();
+        for i in 0..n {
+            // Bit `j` set when lane `j`'s step ended some keyword.
+            let mut ended = 0u32;
             for j in 0..N {
-                st[j] = u32::from(e[j] & !1) << shift;
+                // SAFETY: `j * part + i < (N - 1) * part + n <= hay.len()` (asserted above).
+                // A state is a row's offset (the caller starts at the root, 0, and passes back
+                // only states this loop made) and a class is below the row's width, so their
+                // sum indexes the table: [`Keywords::new`] builds only such entries and
+                // classes, and [`Keywords::embedded`] accepts only such tables.
+                let e = unsafe {
+                    let c = classes[usize::from(*at.add(j * part + i))];
+                    *trans.get_unchecked((st[j] + u32::from(c)) as usize)
+                };
+                ended |= u32::from(e & 1) << j;
+                st[j] = u32::from(e & !1) << SHIFT;
             }
-            if e.iter().fold(0, |a, &x| a | x) & 1 != 0 {
-                for j in 0..N {
-                    if e[j] & 1 != 0 {
-                        hits.push((j as u32, i as u32, st[j]));
+            if ended != 0 {
+                for (j, &state) in st.iter().enumerate() {
+                    if ended >> j & 1 != 0 {
+                        hits.push((j as u32, i as u32, state));
                     }
                 }
             }
@@ -431,6 +462,66 @@ mod tests {
             .collect();
         v.sort_unstable();
         v
+    }
+
+    /// Every row width the walk is built for (2 to 256 entries: one loop each), from keyword
+    /// sets over alphabets of 1 to 160 characters, against `aho_corasick` over text in both
+    /// cases long enough to be walked in lanes.
+    #[test]
+    fn every_row_width_finds_what_aho_corasick_finds() {
+        // Printable ASCII but the capitals, then two-byte characters: each adds a byte.
+        let alphabet: Vec<char> = (' '..='~')
+            .filter(|c| !c.is_ascii_uppercase())
+            .chain('\u{c0}'..='\u{17f}')
+            .collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut widths = std::collections::BTreeSet::new();
+        for k in [1, 2, 3, 5, 9, 20, 40, 69, 100, 160] {
+            let chars = &alphabet[..k];
+            let keywords: Vec<String> = (0..400)
+                .map(|_| (0..1 + next(5)).map(|_| chars[next(k)]).collect())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let ours = Keywords::new(&keywords).unwrap();
+            widths.insert(ours.stride2);
+            let text: String = (0..4000)
+                .map(|_| {
+                    let c = chars[next(k)];
+                    if next(2) == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            let hay = text.as_bytes();
+            let ac = AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::Standard)
+                .build(&keywords)
+                .unwrap();
+            for range in [0..hay.len(), 3..hay.len() - 1, 100..1400] {
+                let mut got = Vec::new();
+                ours.for_each(hay, range.clone(), &mut |k, s, e| got.push((k, s, e)));
+                got.sort_unstable();
+                assert_eq!(
+                    got,
+                    reference(&ac, hay, range.clone()),
+                    "{k} characters, {range:?}"
+                );
+            }
+        }
+        assert_eq!(
+            widths.into_iter().collect::<Vec<_>>(),
+            (1..=8).collect::<Vec<_>>()
+        );
     }
 
     #[test]
