@@ -185,7 +185,8 @@ impl Shards {
         let n = self.findings.len();
         let written = match format {
             Format::Json => json::write_document(
-                self.findings.into_iter(),
+                &self.findings,
+                Record::clone,
                 &self.warnings,
                 s,
                 None,
