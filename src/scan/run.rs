@@ -67,8 +67,10 @@ impl<'a> Run<'a> {
     /// the input is scanned. Kept whole: a finding the baseline knows (it is written to a new
     /// baseline) and a part of a credential (validators annotate a set from all its members).
     pub fn thin(&self, found: &mut Vec<Finding>) {
-        if self.below.is_some() {
-            self.thin_into(&mut lock(&self.out), found);
+        let thinned = self.take_thinned(found);
+        if !thinned.is_empty() {
+            self.learn(&thinned, &[]);
+            self.file(&mut lock(&self.out), thinned, Vec::new());
         }
     }
 
@@ -84,22 +86,58 @@ impl<'a> Run<'a> {
             && !self.policy.has_baseline()
     }
 
-    /// [`Run::thin`] with the results already locked.
-    fn thin_into(&self, out: &mut ScanResults, found: &mut Vec<Finding>) {
-        let Some(min) = self.below else { return };
+    /// The findings of `found` that [`Run::thin`] lets go, taken out of it. Sorted out before
+    /// any lock is taken: the workers' threads meet at the locks for every file they scan.
+    fn take_thinned(&self, found: &mut Vec<Finding>) -> Vec<Finding> {
+        let Some(min) = self.below else {
+            return Vec::new();
+        };
+        if found.iter().all(|f| self.kept_whole(f, min)) {
+            return Vec::new();
+        }
+        let (kept, thinned) = std::mem::take(found)
+            .into_iter()
+            .partition(|f| self.kept_whole(f, min));
+        *found = kept;
+        thinned
+    }
+
+    fn kept_whole(&self, f: &Finding, min: Confidence) -> bool {
+        f.confidence >= min || f.part.is_some() || self.policy.in_baseline(f)
+    }
+
+    /// Learn the values of findings let go and kept (not the public ones): they mask the
+    /// reported contexts at the end. Locks `known` alone.
+    fn learn(&self, thinned: &[Finding], kept: &[Finding]) {
+        let mut values = thinned.iter().chain(kept).filter(|f| !f.public).peekable();
+        if values.peek().is_none() {
+            return;
+        }
         let mut known = lock(&self.known);
-        found.retain(|f| {
-            if f.confidence >= min || f.part.is_some() || self.policy.in_baseline(f) {
-                return true;
-            }
-            self.progress.findings.fetch_add(1, Relaxed);
+        for f in values {
+            known.add(f.secret.bytes(), 0);
+        }
+    }
+
+    /// File findings already learnt: those let go only counted with their values, the
+    /// others reported, or suppressed when the baseline knows them.
+    fn file(&self, out: &mut ScanResults, thinned: Vec<Finding>, kept: Vec<Finding>) {
+        for f in &thinned {
             out.left_out.count += 1;
             if !f.public {
                 out.left_out.add(f.secret.bytes());
-                known.add(f.secret.bytes(), 0);
             }
-            false
-        });
+        }
+        let mut counted = thinned.len() as u64;
+        for f in kept {
+            if self.policy.in_baseline(&f) {
+                out.suppressed.push(f);
+            } else {
+                counted += 1;
+                out.findings.push(f);
+            }
+        }
+        self.progress.findings.fetch_add(counted, Relaxed);
     }
 
     /// Report a per-input problem now and keep it for the report.
@@ -171,9 +209,11 @@ impl<'a> Run<'a> {
 
     /// A scanned input of `n` bytes and its findings. The one place a unit is counted
     /// scanned, so the summary's count and `--list-scanned` cannot disagree.
-    pub fn scanned(&self, at: &Provenance, n: u64, found: Vec<Finding>) {
+    pub fn scanned(&self, at: &Provenance, n: u64, mut found: Vec<Finding>) {
         self.progress.files.fetch_add(1, Relaxed);
         self.progress.bytes.fetch_add(n, Relaxed);
+        let thinned = self.take_thinned(&mut found);
+        self.learn(&thinned, &found);
         let mut out = lock(&self.out);
         // `unit` formats a line: only when the run keeps the list.
         if self.list {
@@ -181,7 +221,7 @@ impl<'a> Run<'a> {
         }
         out.summary.files += 1;
         out.summary.bytes += n;
-        self.keep(&mut out, found);
+        self.file(&mut out, thinned, found);
     }
 
     /// One line of the unit list, when the run keeps it.
@@ -194,19 +234,9 @@ impl<'a> Run<'a> {
     /// File findings as reported, or as suppressed when the baseline knows them; those the
     /// report leaves out for their confidence only counted, with their values ([`Run::thin`]).
     pub fn keep(&self, out: &mut ScanResults, mut found: Vec<Finding>) {
-        self.thin_into(out, &mut found);
-        let mut known = lock(&self.known);
-        for f in found.iter().filter(|f| !f.public) {
-            known.add(f.secret.bytes(), 0);
-        }
-        for f in found {
-            if self.policy.in_baseline(&f) {
-                out.suppressed.push(f);
-            } else {
-                self.progress.findings.fetch_add(1, Relaxed);
-                out.findings.push(f);
-            }
-        }
+        let thinned = self.take_thinned(&mut found);
+        self.learn(&thinned, &found);
+        self.file(out, thinned, found);
     }
 
     /// What was collected so far, for a driver that revisits it (an image's shared layers).
