@@ -36,7 +36,12 @@ pub struct Known {
     /// stream adding a few at each flush did not rebuild them all): a stream's search read
     /// its text once per automaton, over half of `filter`'s time on the generated corpus.
     starts: Vec<u64>,
-    /// log2 of the number of bits in `starts`.
+    /// The same for a value's last four bytes. Both are tested before `heads` or `tails` is
+    /// looked up at each length of a context's edges: a run's end looked up each of a
+    /// context's edge pieces, up to the longest value's length at both ends, for each of
+    /// thousands of findings.
+    ends: Vec<u64>,
+    /// log2 of the number of bits in `starts` and in `ends`.
     bits: u32,
     longest: usize,
 }
@@ -76,10 +81,22 @@ fn slot(four: [u8; MIN_PREFIX], bits: u32) -> usize {
     (u32::from_le_bytes(four).wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize
 }
 
-/// Sets the bit of `starts` (a table of `bits` bits) for where `value` begins.
-fn mark(starts: &mut [u64], value: &[u8], bits: u32) {
-    let b = slot(four(value), bits);
-    starts[b / 64] |= 1 << (b % 64);
+/// Sets the bit of `table` (of `2^bits`) for four bytes of a value.
+fn mark(table: &mut [u64], four: [u8; MIN_PREFIX], bits: u32) {
+    let b = slot(four, bits);
+    table[b / 64] |= 1 << (b % 64);
+}
+
+/// Sets the bits of `starts` and `ends` for `value`'s first and last four bytes.
+fn mark_edges(starts: &mut [u64], ends: &mut [u64], value: &[u8], bits: u32) {
+    mark(starts, four(value), bits);
+    mark(ends, four(&value[value.len() - MIN_PREFIX..]), bits);
+}
+
+/// Whether the bit of `table` (of `2^bits`) for `four` is set.
+fn marked(table: &[u64], four: [u8; MIN_PREFIX], bits: u32) -> bool {
+    let b = slot(four, bits);
+    table.get(b / 64).is_some_and(|w| w & (1 << (b % 64)) != 0)
 }
 
 impl std::fmt::Debug for Known {
@@ -153,11 +170,12 @@ impl Known {
                 .trailing_zeros();
             self.bits = bits.clamp(MIN_BITS, 31);
             self.starts = vec![0; (1 << self.bits) / 64];
+            self.ends = vec![0; (1 << self.bits) / 64];
             for (v, _) in &self.values {
-                mark(&mut self.starts, v, self.bits);
+                mark_edges(&mut self.starts, &mut self.ends, v, self.bits);
             }
         } else {
-            mark(&mut self.starts, value, self.bits);
+            mark_edges(&mut self.starts, &mut self.ends, value, self.bits);
         }
         true
     }
@@ -182,8 +200,7 @@ impl Known {
         }
         for s in 0..=hay.len() - MIN_VALUE {
             let rest = &hay[s..];
-            let b = slot(four(rest), self.bits);
-            if self.starts[b / 64] & (1 << (b % 64)) == 0 {
+            if !marked(&self.starts, four(rest), self.bits) {
                 continue;
             }
             for n in (MIN_VALUE..=HEAD.min(rest.len())).filter(|n| self.head_lens & 1 << n != 0) {
@@ -229,7 +246,11 @@ impl Known {
         // Longest piece first: the earliest start wins.
         for k in (MIN_PREFIX..=most).rev() {
             let piece = &hay[n - k..];
-            let Some(candidates) = self.heads.get(&four(&piece[..MIN_PREFIX])) else {
+            let first = four(&piece[..MIN_PREFIX]);
+            if !marked(&self.starts, first, self.bits) {
+                continue;
+            }
+            let Some(candidates) = self.heads.get(&first) else {
                 continue;
             };
             if let Some(&i) = candidates.iter().find(|&&i| {
@@ -253,7 +274,11 @@ impl Known {
         let most = self.longest.saturating_sub(1).min(text.len());
         for k in (MIN_PREFIX..=most).rev() {
             let piece = &text[..k];
-            let Some(candidates) = self.tails.get(&four(&piece[k - MIN_PREFIX..])) else {
+            let last = four(&piece[k - MIN_PREFIX..]);
+            if !marked(&self.ends, last, self.bits) {
+                continue;
+            }
+            let Some(candidates) = self.tails.get(&last) else {
                 continue;
             };
             if candidates.iter().any(|&i| {
@@ -361,6 +386,54 @@ mod tests {
             assert!(want.len() > 1000, "{}", want.len());
             assert_eq!(got, want, "round {round}, {} values", all.len());
         }
+    }
+
+    /// Pieces cut off at a context's edges, as values grow past each size of the tables that
+    /// are tested before a piece is looked up, against every value compared with each edge.
+    #[test]
+    fn pieces_at_the_edges_are_found_as_values_grow() {
+        let mut seed = 31u64;
+        let mut below = |n: usize| crate::engine::below(&mut seed, n as u64) as usize;
+        let alphabet = b"AKIabc019_";
+        let mut k = Known::new();
+        let mut all: Vec<Vec<u8>> = Vec::new();
+        let mut found = [0usize; 2];
+        for round in 0..6 {
+            for _ in 0..(40 << round) {
+                let v: Vec<u8> = (0..5 + below(20))
+                    .map(|_| alphabet[below(alphabet.len())])
+                    .collect();
+                if k.add(&v, 0) {
+                    all.push(v);
+                }
+            }
+            let longest = all.iter().map(Vec::len).max().unwrap();
+            for _ in 0..300 {
+                // A value's end, some text, a value's beginning: as a clipped context holds them.
+                let (a, b) = (&all[below(all.len())], &all[below(all.len())]);
+                let mut text = a[a.len() - 1 - below(a.len() - 1)..].to_vec();
+                text.extend((0..below(30)).map(|_| alphabet[below(alphabet.len())]));
+                text.extend_from_slice(&b[..1 + below(b.len() - 1)]);
+                let n = text.len();
+                let most = (longest - 1).min(n);
+                let prefix = (MIN_PREFIX..=most)
+                    .rev()
+                    .find(|&j| all.iter().any(|v| v.len() > j && v[..j] == text[n - j..]));
+                let suffix = (MIN_PREFIX..=most).rev().find(|&j| {
+                    all.iter()
+                        .any(|v| v.len() > j && v[v.len() - j..] == text[..j])
+                });
+                let want: Vec<(usize, usize)> = prefix
+                    .map(|j| (n - j, n))
+                    .into_iter()
+                    .chain(suffix.map(|j| (0, j)))
+                    .collect();
+                found[0] += usize::from(prefix.is_some());
+                found[1] += usize::from(suffix.is_some());
+                assert_eq!(k.pieces_at_edges(&text), want, "round {round}");
+            }
+        }
+        assert!(found.iter().all(|&f| f > 500), "{found:?}");
     }
 
     #[test]
