@@ -250,6 +250,12 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The value this finding has masked wherever it appears, in every context of the run:
+    /// its secret, unless that is an identifier shown whole.
+    pub fn masking_value(&self) -> Option<&[u8]> {
+        (!self.public).then(|| self.secret.bytes())
+    }
+
     /// A finding read back from a JSON report: enough to validate it (rule, secret, set).
     pub fn from_report(
         rule: &crate::rules::Rule,

@@ -250,8 +250,13 @@ fn finish(mut o: ScanResults, start: Instant, known: Option<crate::detect::Known
         let mut known = crate::detect::Known::with_capacity(
             o.findings.len() + o.suppressed.len() + o.left_out.values.len(),
         );
-        for f in o.findings.iter().chain(&o.suppressed).filter(|f| !f.public) {
-            known.add(f.secret.bytes(), 0);
+        for v in o
+            .findings
+            .iter()
+            .chain(&o.suppressed)
+            .filter_map(Finding::masking_value)
+        {
+            known.add(v, 0);
         }
         for v in &o.left_out.values {
             known.add(v, 0);

@@ -109,13 +109,17 @@ impl<'a> Run<'a> {
     /// Learn the values of findings let go and kept (not the public ones): they mask the
     /// reported contexts at the end. Locks `known` alone.
     fn learn(&self, thinned: &[Finding], kept: &[Finding]) {
-        let mut values = thinned.iter().chain(kept).filter(|f| !f.public).peekable();
+        let mut values = thinned
+            .iter()
+            .chain(kept)
+            .filter_map(Finding::masking_value)
+            .peekable();
         if values.peek().is_none() {
             return;
         }
         let mut known = lock(&self.known);
-        for f in values {
-            known.add(f.secret.bytes(), 0);
+        for v in values {
+            known.add(v, 0);
         }
     }
 
@@ -124,8 +128,8 @@ impl<'a> Run<'a> {
     fn file(&self, out: &mut ScanResults, thinned: Vec<Finding>, kept: Vec<Finding>) {
         for f in &thinned {
             out.left_out.count += 1;
-            if !f.public {
-                out.left_out.add(f.secret.bytes());
+            if let Some(v) = f.masking_value() {
+                out.left_out.add(v);
             }
         }
         let mut counted = thinned.len() as u64;
