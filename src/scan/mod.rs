@@ -250,17 +250,14 @@ fn finish(mut o: ScanResults, start: Instant, known: Option<crate::detect::Known
         let mut known = crate::detect::Known::with_capacity(
             o.findings.len() + o.suppressed.len() + o.left_out.values.len(),
         );
-        for v in o
-            .findings
-            .iter()
-            .chain(&o.suppressed)
-            .filter_map(Finding::masking_value)
-        {
-            known.add(v, 0);
-        }
-        for v in &o.left_out.values {
-            known.add(v, 0);
-        }
+        let found = o.findings.iter().chain(&o.suppressed);
+        let left_out = o.left_out.values.iter().map(|v| &**v);
+        known.learn(
+            found
+                .filter_map(Finding::masking_value)
+                .chain(left_out)
+                .map(|v| (v, 0)),
+        );
         known
     });
     crate::detect::mask_contexts(&mut o.findings, &known);

@@ -117,10 +117,7 @@ impl<'a> Run<'a> {
         if values.peek().is_none() {
             return;
         }
-        let mut known = lock(&self.known);
-        for v in values {
-            known.add(v, 0);
-        }
+        lock(&self.known).learn(values.map(|v| (v, 0)));
     }
 
     /// File findings already learnt: those let go only counted with their values, the
