@@ -248,6 +248,25 @@ impl Provenance {
         }
     }
 
+    /// Where offsets into the content compare: one blob. The same path in two commits, or in
+    /// two layers of an image, is two places, and a credential's parts pair only within one.
+    /// Borrowed where the name alone says it: a run's end groups thousands of findings by it.
+    pub fn blob(&self) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        match self {
+            Provenance::Env { origin, .. } => Cow::Owned(format!("env:{origin}")),
+            Provenance::Git { path, blob, .. } => Cow::Owned(format!("{path}\0{blob}")),
+            Provenance::Image {
+                layer_digest: Some(d),
+                ..
+            } => Cow::Owned(format!("{}\0{d}", self.display())),
+            Provenance::Image { .. } => Cow::Owned(self.display()),
+            Provenance::File { .. } | Provenance::Notebook { .. } | Provenance::Stream { .. } => {
+                Cow::Borrowed(self.name())
+            }
+        }
+    }
+
     /// The path-like name shown in reports.
     pub fn display(&self) -> String {
         match self {
@@ -258,5 +277,62 @@ impl Provenance {
             Provenance::Git { path, .. } => path.clone(),
             Provenance::Image { image, path, .. } => format!("{image}!{path}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(digest: &str, path: &str) -> Provenance {
+        Provenance::Image {
+            image: "registry.test/app:1".into(),
+            manifest: "sha256:00".into(),
+            layer: Some(1),
+            layer_digest: Some(digest.into()),
+            path: path.into(),
+            deleted: false,
+            variable: None,
+            cell: None,
+            output: None,
+            field: None,
+        }
+    }
+
+    #[test]
+    fn one_path_in_two_blobs_is_two_places() {
+        let git = |blob: &str| Provenance::Git {
+            path: "app/.env".into(),
+            blob: blob.into(),
+            commit: None,
+            variable: None,
+            cell: None,
+            output: None,
+            field: None,
+        };
+        assert_ne!(git("aa").blob(), git("bb").blob());
+        assert_eq!(git("aa").blob(), git("aa").blob());
+        assert_ne!(
+            layer("sha256:1", "/app/.env").blob(),
+            layer("sha256:2", "/app/.env").blob()
+        );
+        assert_eq!(
+            layer("sha256:1", "/app/.env").blob(),
+            layer("sha256:1", "/app/.env").blob()
+        );
+        assert_ne!(
+            layer("sha256:1", "/a").blob(),
+            layer("sha256:1", "/b").blob()
+        );
+        let file = Provenance::File {
+            path: "src/main.rs".into(),
+            variable: None,
+        };
+        assert_eq!(file.blob(), "src/main.rs");
+        let env = |origin: &str| Provenance::Env {
+            origin: origin.into(),
+            variable: "AWS_SECRET_ACCESS_KEY".into(),
+        };
+        assert_ne!(env("process:1").blob(), env("process:2").blob());
     }
 }

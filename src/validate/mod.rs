@@ -246,7 +246,11 @@ pub fn annotate(findings: &mut [Finding]) {
     let mut by_validator: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, f) in findings.iter().enumerate() {
         if let Some(p) = &f.part {
-            by_validator.entry(p.validator.clone()).or_default().push(i);
+            // The name copied once per validator, not once per finding.
+            match by_validator.get_mut(&p.validator) {
+                Some(members) => members.push(i),
+                None => drop(by_validator.insert(p.validator.clone(), vec![i])),
+            }
         }
     }
     for v in all() {
@@ -256,7 +260,7 @@ pub fn annotate(findings: &mut [Finding]) {
     }
     // Scan results are merged (runtime-audit's environments, files and endpoints), and each
     // merge annotates again: a fact once, however often it was learnt.
-    for f in findings.iter_mut() {
+    for f in findings.iter_mut().filter(|f| f.annotations.len() > 1) {
         let mut seen = std::collections::HashSet::new();
         f.annotations
             .retain(|a| seen.insert((a.key, a.value.clone())));

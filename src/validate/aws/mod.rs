@@ -49,7 +49,7 @@ pub(crate) mod net {
 }
 
 use super::{Credential, Options, Reached, Validator};
-use crate::model::{Annotation, Finding, Provenance, Secret, Validation};
+use crate::model::{Annotation, Finding, Secret, Validation};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
@@ -269,25 +269,10 @@ impl Validator for Aws {
 /// variable name (`X_AWS_ACCESS_KEY_ID` with `X_AWS_SECRET_ACCESS_KEY`), elsewhere by
 /// proximity in the same blob. Each member gets the set's id.
 fn pair(findings: &mut [Finding], members: &[usize]) {
-    // Where a finding lives, and the key that pairs it there.
-    let place = |f: &Finding| -> (String, Option<String>) {
-        // Offsets compare only within one blob: the same path in two commits, or in two
-        // layers, is two places.
-        let origin = match &f.provenance {
-            Provenance::Env { origin, .. } => format!("env:{origin}"),
-            Provenance::Git { path, blob, .. } => format!("{path}\0{blob}"),
-            Provenance::Image {
-                layer_digest: Some(d),
-                ..
-            } => format!("{}\0{d}", f.provenance.display()),
-            Provenance::Image { .. } => f.provenance.display(),
-            other => other.name().to_string(),
-        };
-        let Some(variable) = f.provenance.variable() else {
-            return (origin, None);
-        };
-        // `X_AWS_ACCESS_KEY_ID` pairs with `X_AWS_SECRET_ACCESS_KEY`: the stem `X_AWS_`.
-        let v = variable.to_ascii_uppercase();
+    // The key that pairs a part within its place: `X_AWS_ACCESS_KEY_ID` pairs with
+    // `X_AWS_SECRET_ACCESS_KEY`, by the stem `X_AWS_`.
+    let stem = |f: &Finding| -> Option<String> {
+        let v = f.provenance.variable()?.to_ascii_uppercase();
         let stem = [
             "ACCESS_KEY_ID",
             "SECRET_ACCESS_KEY",
@@ -298,21 +283,23 @@ fn pair(findings: &mut [Finding], members: &[usize]) {
         .find_map(|s| v.strip_suffix(s))
         .unwrap_or(&v)
         .to_string();
-        (origin, Some(stem))
+        Some(stem)
     };
     // Group the parts by place so pairing stays local.
-    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut places: HashMap<_, Vec<usize>> = HashMap::new();
     for &i in members {
-        groups.entry(place(&findings[i]).0).or_default().push(i);
+        places
+            .entry(findings[i].provenance.blob())
+            .or_default()
+            .push(i);
     }
-    for members in groups.values() {
+    let groups: Vec<Vec<usize>> = places.into_values().collect();
+    for members in &groups {
         // Each part once: its pairing stem, and the key ids and tokens by stem, sorted by
         // where they start, so each secret finds its closest partner by binary search (a
         // file of 100,000 pairs pairs in time proportional to them, not to their square).
-        let stems: HashMap<usize, Option<String>> = members
-            .iter()
-            .map(|&i| (i, place(&findings[i]).1))
-            .collect();
+        let stems: HashMap<usize, Option<String>> =
+            members.iter().map(|&i| (i, stem(&findings[i]))).collect();
         let index = |part: &str| -> Candidates {
             let mut c = Candidates::default();
             for &i in members

@@ -16,7 +16,7 @@ mod client;
 pub use answer::{read, Response};
 
 use super::{Credential, Options, Validator};
-use crate::model::{Finding, Provenance, Reach, Secret, Status, Validation};
+use crate::model::{Finding, Reach, Secret, Status, Validation};
 use crate::rules::validator::HttpSpec;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -279,15 +279,6 @@ fn part_of<'a>(f: &'a Finding, name: &str) -> Option<&'a str> {
         .map(|p| p.part.as_str())
 }
 
-/// Where a finding lives: offsets compare only within one blob.
-fn place(f: &Finding) -> String {
-    match &f.provenance {
-        Provenance::Env { origin, .. } => format!("env:{origin}"),
-        Provenance::Git { path, blob, .. } => format!("{path}\0{blob}"),
-        other => other.display(),
-    }
-}
-
 impl Validator for HttpValidator {
     fn name(&self) -> &'static str {
         self.name
@@ -303,11 +294,15 @@ impl Validator for HttpValidator {
 
     /// Each secret is one credential with the nearest of each other part in the same place.
     fn annotate(&self, findings: &mut [Finding], members: &[usize]) {
-        let mut by_place: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_place: HashMap<_, Vec<usize>> = HashMap::new();
         for &i in members {
-            by_place.entry(place(&findings[i])).or_default().push(i);
+            by_place
+                .entry(findings[i].provenance.blob())
+                .or_default()
+                .push(i);
         }
-        for group in by_place.values() {
+        let groups: Vec<Vec<usize>> = by_place.into_values().collect();
+        for group in &groups {
             for &s in group {
                 if part_of(&findings[s], self.name) != Some("secret") {
                     continue;
