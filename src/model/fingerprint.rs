@@ -1,6 +1,7 @@
 //! Baselines' hashes and the hex and random bytes they are made of. Fingerprints are the
 //! run's key's ([`crate::engine::FingerprintKey`]).
 
+pub use crate::engine::key::hex;
 use crate::engine::key::random_32;
 
 /// How a baseline hashes each accepted secret: Argon2id with this much memory (KiB) and this
@@ -44,16 +45,4 @@ pub fn random_salt() -> [u8; 16] {
     let mut k = [0u8; 16];
     k.copy_from_slice(&random_32()[..16]);
     k
-}
-
-/// Lowercase hex of `b`.
-pub fn hex(b: &[u8]) -> String {
-    // Not a `format!` per byte: every finding's fingerprint is written out with this.
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(2 * b.len());
-    for &x in b {
-        s.push(DIGITS[usize::from(x >> 4)].into());
-        s.push(DIGITS[usize::from(x & 15)].into());
-    }
-    s
 }
