@@ -130,7 +130,7 @@ pub fn deliver(
     let before = o.findings.len();
     o.findings.retain(|f| f.confidence >= d.min_confidence);
     // With those the scan already let go of, keeping only their count and values.
-    o.summary.below_confidence = (before - o.findings.len()) as u64 + o.left_out.count;
+    o.summary.below_confidence = (before - o.findings.len()) as u64 + o.left_out;
     o.summary.findings = o.findings.len() as u64;
     let mut validated = BTreeMap::new();
     if d.validate || matches!(d.fail_on, FailOn::Live | FailOn::Reach(_)) {

@@ -187,6 +187,13 @@ impl Known {
         }
     }
 
+    /// Remember every value `other` holds.
+    pub fn absorb(&mut self, other: Known) {
+        for (v, rule) in other.values {
+            self.add(&v, rule);
+        }
+    }
+
     /// The longest value: no occurrence is longer.
     pub fn longest(&self) -> usize {
         self.longest

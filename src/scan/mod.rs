@@ -56,46 +56,15 @@ pub struct ScanResults {
     /// paths only, never content; a unit skipped or failed carries a marker. Empty unless
     /// the scanner was asked to list (`Scanner::listing_units`).
     pub units: Vec<String>,
-    /// The findings left out of the report for their confidence, counted and their values
-    /// kept, not held whole (`Scanner::reporting`).
-    pub left_out: LeftOut,
-    /// The values that masked the findings' contexts, kept only to be let go of with the
-    /// results: freed one by one at a run's end, while the report waited, they took a sixth
-    /// of the time after the walk (the CLI lets go of the results on a thread of its own).
-    _masked_with: crate::detect::Known,
-}
-
-/// Findings a run did not keep whole because the report leaves them out
-/// (`--min-confidence`): how many, and their values, which still mask the reported
-/// findings' contexts. No `Debug` of the values: it prints the counts.
-#[derive(Default)]
-pub struct LeftOut {
-    pub count: u64,
-    values: std::collections::HashSet<Box<[u8]>>,
-}
-
-impl LeftOut {
-    fn add(&mut self, value: &[u8]) {
-        if !self.values.contains(value) {
-            self.values.insert(value.into());
-        }
-    }
-
-    fn extend(&mut self, other: LeftOut) {
-        self.count += other.count;
-        self.values.extend(other.values);
-    }
-}
-
-impl std::fmt::Debug for LeftOut {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "LeftOut({} findings, {} values)",
-            self.count,
-            self.values.len()
-        )
-    }
+    /// How many findings the report leaves out for their confidence (`Scanner::reporting`):
+    /// counted, not held whole. Their values are in `known`.
+    pub left_out: u64,
+    /// Every value of the run's findings, kept, suppressed or left out: what masked the
+    /// contexts, and masks them again when results are merged. Kept with the results and let
+    /// go of with them: freed one by one at a run's end, while the report waited, they took
+    /// a sixth of the time after the walk (the CLI lets go of the results on a thread of
+    /// its own).
+    known: crate::detect::Known,
 }
 
 /// An engine and a policy, shared by every worker thread.
@@ -148,7 +117,7 @@ impl Scanner {
     }
 
     /// The report will leave out findings less sure than `min`: a run keeps of them only
-    /// their count and values (`ScanResults::left_out`), so that a large input's many `low`
+    /// their count (`ScanResults::left_out`) and values, so that a large input's many `low`
     /// findings do not stay in memory to the end of the run. A caller that reads
     /// `ScanResults::findings` at every confidence leaves this unset.
     pub fn reporting(mut self, min: crate::rules::Confidence) -> Scanner {
@@ -228,7 +197,9 @@ impl ScanResults {
         self.warnings.extend(other.warnings);
         self.summary.add(&other.summary);
         self.units.extend(other.units);
-        self.left_out.extend(other.left_out);
+        self.left_out += other.left_out;
+        let mut known = std::mem::take(&mut self.known);
+        known.absorb(other.known);
         match (&mut self.notes, other.notes) {
             (Some(mine), Some(n)) => {
                 mine.images.extend(n.images);
@@ -238,34 +209,18 @@ impl ScanResults {
             (Some(_), None) => {}
         }
         let elapsed = self.summary.elapsed + other.summary.elapsed;
-        let mut o = finish(self, Instant::now(), None);
+        let mut o = finish(self, Instant::now(), known);
         o.summary.elapsed = elapsed;
         o
     }
 }
 
-/// Findings sorted and paired into credential sets, totals counted.
-/// `known`: the values of `o`'s findings and of those it left out, when the run learnt them
-/// as they came ([`run::Run`]); made here otherwise (results merged).
-fn finish(mut o: ScanResults, start: Instant, known: Option<crate::detect::Known>) -> ScanResults {
+/// Findings sorted and paired into credential sets, totals counted. `known`: the values of
+/// `o`'s findings and of those it left out.
+fn finish(mut o: ScanResults, start: Instant, known: crate::detect::Known) -> ScanResults {
     Finding::sort_for_report(&mut o.findings);
-    // Every value the run found masks the contexts, also those held only as values.
-    let known = known.unwrap_or_else(|| {
-        let mut known = crate::detect::Known::with_capacity(
-            o.findings.len() + o.suppressed.len() + o.left_out.values.len(),
-        );
-        let found = o.findings.iter().chain(&o.suppressed);
-        let left_out = o.left_out.values.iter().map(|v| &**v);
-        known.learn(
-            found
-                .filter_map(Finding::masking_value)
-                .chain(left_out)
-                .map(|v| (v, 0)),
-        );
-        known
-    });
     crate::detect::mask_contexts(&mut o.findings, &known);
-    o._masked_with = known;
+    o.known = known;
     crate::validate::annotate(&mut o.findings);
     Finding::sort_for_report(&mut o.suppressed);
     // Whole keys, not only paths: workers finish in any order, and the report must not.
@@ -487,6 +442,37 @@ mod tests {
         assert_eq!(
             got.iter().map(key).collect::<Vec<_>>(),
             want.iter().map(key).collect::<Vec<_>>()
+        );
+    }
+
+    /// Merged results (a runtime audit's, or shards') mask each other's contexts with every
+    /// value either run found, also those left out of the report for their confidence.
+    #[test]
+    fn merged_results_mask_with_each_others_values() {
+        let s = builtin_scanner().reporting(crate::rules::Confidence::High);
+        let ignore = |_: &Warning| {};
+        let opts = s.admit_opts(false, None);
+        let scan = |name: &str, text: &str| {
+            let run = s.run(&ignore);
+            for (_, blob) in places(name, text.as_bytes()).into_iter().take(1) {
+                s.file(&run, blob, &opts);
+            }
+            run.finish()
+        };
+        let password = "Vq7mR2kLp9xWz4TbN8";
+        let left = scan("db.env", &format!("POSTGRES_PASSWORD={password}\n"));
+        assert!(left.findings.is_empty() && left.left_out == 1, "{left:?}");
+        let (id, _) = fake_aws(3);
+        let shown = scan("notes.txt", &format!("key {id} beside {password}\n"));
+        let context = |o: &ScanResults| o.findings[0].context.render(false);
+        assert!(context(&shown).contains(password), "{}", context(&shown));
+        let merged = shown.merge(left);
+        assert_eq!(merged.findings.len(), 1);
+        assert_eq!(merged.left_out, 1);
+        assert!(
+            !context(&merged).contains(&password[..8]),
+            "{}",
+            context(&merged)
         );
     }
 }

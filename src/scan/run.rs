@@ -120,15 +120,10 @@ impl<'a> Run<'a> {
         lock(&self.known).learn(values.map(|v| (v, 0)));
     }
 
-    /// File findings already learnt: those let go only counted with their values, the
+    /// File findings already learnt: those let go only counted, the
     /// others reported, or suppressed when the baseline knows them.
     fn file(&self, out: &mut ScanResults, thinned: Vec<Finding>, kept: Vec<Finding>) {
-        for f in &thinned {
-            out.left_out.count += 1;
-            if let Some(v) = f.masking_value() {
-                out.left_out.add(v);
-            }
-        }
+        out.left_out += thinned.len() as u64;
         let mut counted = thinned.len() as u64;
         for f in kept {
             if self.policy.in_baseline(&f) {
@@ -249,7 +244,7 @@ impl<'a> Run<'a> {
     pub fn finish(self) -> ScanResults {
         let out = self.out.into_inner().unwrap_or_else(|e| e.into_inner());
         let known = self.known.into_inner().unwrap_or_else(|e| e.into_inner());
-        super::finish(out, self.start, Some(known))
+        super::finish(out, self.start, known)
     }
 }
 
