@@ -33,20 +33,20 @@ pub struct Detection {
 }
 
 /// Which of a detection's matches become findings, and how whole. `allowed` takes a match
-/// out (it is given the text the match is read in, and the match there); the findings of a
-/// rule that `counted` names are made only as far as a run that just counts them needs
-/// ([`model::findings_counting`]).
+/// out (it is given the text the match is read in, and the match there); the findings that
+/// `counted` names by their rule and confidence are made only as far as a run that just
+/// counts them needs ([`model::findings_counting`]).
 #[derive(Clone, Copy)]
 pub struct Sieve<'a> {
     pub allowed: &'a dyn Fn(&[u8], &Match) -> bool,
-    pub counted: &'a dyn Fn(&crate::rules::Rule) -> bool,
+    pub counted: &'a dyn Fn(&crate::rules::Rule, crate::rules::Confidence) -> bool,
 }
 
 impl Sieve<'static> {
     /// Every match a finding, every finding whole: what a masker reports.
     pub const KEEP_ALL: Self = Sieve {
         allowed: &|_, _| false,
-        counted: &|_| false,
+        counted: &|_, _| false,
     };
 }
 
@@ -175,10 +175,13 @@ impl Detection {
         let mut decoded: Vec<&Decoded> = self.decoded.iter().filter(|d| !allow(&d.at)).collect();
         decoded.sort_by_key(|d| d.at.start);
         let at: Vec<Match> = decoded.iter().map(|d| d.at).collect();
+        // A rule with a checksum judges a decoded finding again, on its decoded value: the
+        // confidence it is made with is not yet its own.
+        let counted = |r: &crate::rules::Rule, c| r.checksum.is_none() && counted(r, c);
         let found = match &text {
-            Some(v) => in_text(engine, v, &at, masks, provenance, origin, counted),
+            Some(v) => in_text(engine, v, &at, masks, provenance, origin, &counted),
             None => {
-                model::findings_counting(rules, hay, &at, masks, provenance, origin, key, counted)
+                model::findings_counting(rules, hay, &at, masks, provenance, origin, key, &counted)
             }
         };
         out.extend(found.into_iter().zip(decoded).map(|(f, d)| {
@@ -249,7 +252,7 @@ fn in_text(
     masks: &[Match],
     provenance: &Provenance,
     origin: Origin,
-    counted: &dyn Fn(&crate::rules::Rule) -> bool,
+    counted: &dyn Fn(&crate::rules::Rule, crate::rules::Confidence) -> bool,
 ) -> Vec<Finding> {
     let spans: Vec<Match> = at.iter().map(|m| in_view(v, m)).collect();
     let masks: Vec<Match> = masks.iter().map(|m| in_view(v, m)).collect();

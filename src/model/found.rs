@@ -2,7 +2,7 @@
 
 use super::{Context, CredentialPart, Finding, FingerprintKey, Provenance, Secret};
 use crate::engine::Match;
-use crate::rules::Rule;
+use crate::rules::{Confidence, Rule};
 
 /// The credential part `rule` says its matches are.
 pub(super) fn part(rule: &Rule) -> Option<CredentialPart> {
@@ -69,17 +69,25 @@ pub fn findings_masked(
     origin: Origin,
     key: &FingerprintKey,
 ) -> Vec<Finding> {
-    findings_counting(rules, hay, matches, known, provenance, origin, key, &|_| {
-        false
-    })
+    findings_counting(
+        rules,
+        hay,
+        matches,
+        known,
+        provenance,
+        origin,
+        key,
+        &|_, _| false,
+    )
 }
 
-/// [`findings_masked`], where the findings of a rule that `only_counted` names are made only as
-/// far as a run that counts them needs: place (lines, for a history's added lines), value,
-/// and the rule's own confidence, which such a rule's findings never rise above. No context,
-/// fingerprint, entropy or judgement: the caller lets them go, keeping their count and value
-/// (`scan::run::Run::counts_only` says which rules `only_counted` names, and only where
-/// that is so).
+/// [`findings_masked`], where the findings that `only_counted` names (by their rule and
+/// confidence) are made only as far as a run that counts them needs: place (lines, for a
+/// history's added lines), value, and confidence. No context, fingerprint or entropy: the
+/// caller lets them go, keeping their count and value (`scan::run::Run::counts_only` says
+/// which). A `by_name` rule's findings never rise above the rule's own confidence, so
+/// theirs are not even judged when that is already one only counted; the others are asked
+/// about once judged.
 #[allow(clippy::too_many_arguments)]
 pub fn findings_counting(
     rules: &[Rule],
@@ -89,7 +97,7 @@ pub fn findings_counting(
     provenance: &Provenance,
     origin: Origin,
     key: &FingerprintKey,
-    only_counted: &dyn Fn(&Rule) -> bool,
+    only_counted: &dyn Fn(&Rule, Confidence) -> bool,
 ) -> Vec<Finding> {
     // Where the content lives, for judging a value's place: an environment's origin (a pid,
     // a dump file), not its variable's name.
@@ -130,7 +138,7 @@ pub fn findings_counting(
             secret,
             (line, column, end_line),
         );
-        if only_counted(rule) {
+        if rule.by_name && only_counted(rule, rule.confidence()) {
             out.push(f);
             continue;
         }
@@ -144,6 +152,11 @@ pub fn findings_counting(
             ),
             _ => crate::engine::confidence::judge(rule, secret, place, &hay[line_start..m.start]),
         };
+        // Most of a large tree's findings are judged too unsure for its report.
+        if only_counted(rule, f.confidence) {
+            out.push(f);
+            continue;
+        }
         f.rule_name = rule.name.clone();
         f.fingerprint = key.fingerprint(&rule.id, secret);
         f.entropy = crate::engine::shannon_entropy(secret);

@@ -165,7 +165,7 @@ impl Scanner {
         origin: Origin,
     ) -> Vec<Finding> {
         let allowed = |text: &[u8], m: &Match| self.allowed(text, m, provenance);
-        let counted = |rule: &crate::rules::Rule| run.counts_only(rule);
+        let counted = |rule: &crate::rules::Rule, c| run.counts_only(rule, c);
         let sieve = Sieve {
             allowed: &allowed,
             counted: &counted,

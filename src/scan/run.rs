@@ -74,14 +74,12 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Whether every finding of `rule` is one [`Run::thin`] lets go: the report leaves out
-    /// what is less sure than its level, and `rule` never reports above a lower one (a
-    /// `by_name` rule stays at its own confidence or below), is no part of a credential, and
-    /// no baseline could claim it. Such findings need no context or fingerprint
+    /// Whether a finding of `rule` at `confidence` is one [`Run::thin`] lets go: the report
+    /// leaves out what is less sure than its level, and `rule` is no part of a credential,
+    /// and no baseline could claim it. Such findings need no context or fingerprint
     /// (`model::findings_counting`), only what `thin` keeps of them.
-    pub fn counts_only(&self, rule: &Rule) -> bool {
-        self.below
-            .is_some_and(|min| rule.by_name && rule.confidence() < min)
+    pub fn counts_only(&self, rule: &Rule, confidence: Confidence) -> bool {
+        self.below.is_some_and(|min| confidence < min)
             && rule.validator.is_none()
             && !self.policy.has_baseline()
     }
