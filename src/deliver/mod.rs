@@ -129,7 +129,7 @@ pub fn deliver(
 ) -> std::io::Result<Delivered> {
     let before = o.findings.len();
     o.findings.retain(|f| f.confidence >= d.min_confidence);
-    // With those the scan already let go of, keeping only their count and values.
+    // With those the scan already let go of and only counted.
     o.summary.below_confidence = (before - o.findings.len()) as u64 + o.left_out;
     o.summary.findings = o.findings.len() as u64;
     let mut validated = BTreeMap::new();

@@ -118,8 +118,8 @@ impl<'a> Run<'a> {
         lock(&self.known).learn(values.map(|v| (v, 0)));
     }
 
-    /// File findings already learnt: those let go only counted, the
-    /// others reported, or suppressed when the baseline knows them.
+    /// File findings already learnt: those let go only counted, the others reported, or
+    /// suppressed when the baseline knows them.
     fn file(&self, out: &mut ScanResults, thinned: Vec<Finding>, kept: Vec<Finding>) {
         out.left_out += thinned.len() as u64;
         let mut counted = thinned.len() as u64;

@@ -267,6 +267,19 @@ pub fn annotate(findings: &mut [Finding]) {
     }
 }
 
+/// `members` of `findings` grouped by the blob each is in (`Provenance::blob`): a credential's
+/// parts pair only within one, where their offsets compare.
+fn by_blob(findings: &[Finding], members: &[usize]) -> Vec<Vec<usize>> {
+    let mut groups: HashMap<_, Vec<usize>> = HashMap::new();
+    for &i in members {
+        groups
+            .entry(findings[i].provenance.blob())
+            .or_default()
+            .push(i);
+    }
+    groups.into_values().collect()
+}
+
 /// The complete credentials among `findings`, each once however many places hold it, with
 /// the findings that belong to it. In a stable order (by hash under `key`).
 pub fn credentials(findings: &[Finding], key: &FingerprintKey) -> Vec<Credential> {

@@ -285,16 +285,7 @@ fn pair(findings: &mut [Finding], members: &[usize]) {
         .to_string();
         Some(stem)
     };
-    // Group the parts by place so pairing stays local.
-    let mut places: HashMap<_, Vec<usize>> = HashMap::new();
-    for &i in members {
-        places
-            .entry(findings[i].provenance.blob())
-            .or_default()
-            .push(i);
-    }
-    let groups: Vec<Vec<usize>> = places.into_values().collect();
-    for members in &groups {
+    for members in &super::by_blob(findings, members) {
         // Each part once: its pairing stem, and the key ids and tokens by stem, sorted by
         // where they start, so each secret finds its closest partner by binary search (a
         // file of 100,000 pairs pairs in time proportional to them, not to their square).

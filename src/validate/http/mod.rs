@@ -19,7 +19,6 @@ use super::{Credential, Options, Validator};
 use crate::model::{Finding, Reach, Secret, Status, Validation};
 use crate::rules::validator::HttpSpec;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 
 /// Largest distance, in bytes, between a secret and the other parts of its credential.
@@ -294,15 +293,7 @@ impl Validator for HttpValidator {
 
     /// Each secret is one credential with the nearest of each other part in the same place.
     fn annotate(&self, findings: &mut [Finding], members: &[usize]) {
-        let mut by_place: HashMap<_, Vec<usize>> = HashMap::new();
-        for &i in members {
-            by_place
-                .entry(findings[i].provenance.blob())
-                .or_default()
-                .push(i);
-        }
-        let groups: Vec<Vec<usize>> = by_place.into_values().collect();
-        for group in &groups {
+        for group in &super::by_blob(findings, members) {
             for &s in group {
                 if part_of(&findings[s], self.name) != Some("secret") {
                     continue;
