@@ -5,44 +5,33 @@
 const WORDS: &str = include_str!("words.txt");
 
 /// [`WORDS`] without its header.
+#[cfg(test)]
 fn listed() -> &'static [u8] {
-    let mut text = WORDS.as_bytes();
-    while text.starts_with(b"#") {
-        text = memchr::memchr(b'\n', text).map_or(&[], |p| &text[p + 1..]);
-    }
-    text
+    &WORDS.as_bytes()[first_word(WORDS.as_bytes())..]
 }
 
-/// Whether `w` is a line of [`WORDS`]: a binary search over the embedded text itself. A hook
-/// meets the dictionary at its first generic match, once per process; splitting the 28,000
-/// lines into a list first took ~0.7 ms of a ~10 ms event (and hashing them, before that,
-/// more), where the search reads some 15 lines, and only the few lines that share the
-/// word's first three letters ([`STARTS`]) when it has them.
+/// Whether `w` is a line of [`WORDS`]: a walk down [`TRIE`], from its trigram's node when
+/// `w` starts with three letters.
 fn in_dictionary(w: &str) -> bool {
-    let (text, w) = (listed(), w.as_bytes());
-    // `lo` is a line's start; `hi` is a line's start or the end.
-    let (mut lo, mut hi) = match trigram(w) {
-        Some(at) => {
-            let (lo, hi) = STARTS[at];
-            (lo as usize, hi as usize)
-        }
-        None => (0, text.len()),
+    let w = w.as_bytes();
+    let (mut node, rest) = match trigram(w) {
+        Some(t) => (TRIGRAMS[t] as usize, &w[3..]),
+        None => (0, w),
     };
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        let start = memchr::memrchr(b'\n', &text[lo..mid]).map_or(lo, |p| lo + p + 1);
-        let end = memchr::memchr(b'\n', &text[start..hi]).map_or(hi, |p| start + p);
-        match text[start..end].cmp(w) {
-            std::cmp::Ordering::Equal => return true,
-            std::cmp::Ordering::Less => lo = end + 1,
-            std::cmp::Ordering::Greater => hi = start,
+    if node == 0 && rest.len() < w.len() {
+        return false;
+    }
+    for &b in rest {
+        match child(node, b) {
+            Some(c) => node = c,
+            None => return false,
         }
     }
-    false
+    node != 0 && ends_word(node)
 }
 
 /// The first three letters (`a`-`z`) of a word as a number below 26³; `None` for a word
-/// shorter than that or starting otherwise (a search then decides alone).
+/// shorter than that or starting otherwise.
 const fn trigram(w: &[u8]) -> Option<usize> {
     match w {
         [a, b, c, ..]
@@ -54,20 +43,27 @@ const fn trigram(w: &[u8]) -> Option<usize> {
     }
 }
 
-/// Per [`trigram`], where the lines that start with it lie in [`listed`]: the first one's
-/// start and the end of the last one's line with its newline (so a line's start, or the
-/// end), empty for a trigram no word starts with. The list is sorted, so such lines are
-/// together. `segments` asks about every piece of a value from 3 to 24 letters long; most
-/// pieces of a token start with three letters no word starts with, and an empty range
-/// answers them at once, where a binary search of the whole list read some 15 lines (the
-/// dictionary was 4 % of the engine's time on source-like text). A word that does start so
-/// is searched for among a few dozen lines. Computed by the compiler: built at first use, it
-/// took a hook event with a secret ~1.2 ms, a tenth of the event.
-static STARTS: [(u32, u32); 26 * 26 * 26] = starts(WORDS.as_bytes());
+/// The listed words as a trie, its nodes in preorder, computed by the compiler. `segments`
+/// asks about every piece of a value from 3 to 24 letters long, and from each place in it
+/// the words it starts with; binary searches of the sorted text, one for each length with a
+/// scan for the line's edges at each step, were 5 % of a directory scan's time. A walk down
+/// the trie reads one node for each letter, and a node's children lie right after it, in
+/// byte order. Node 0 is the root. Each node is one `u32`: bits 0–23 the index just past its
+/// subtree (its next sibling's, or an ancestor's), bits 24–30 its byte, bit 31 set when a
+/// word ends there. Built at first use, a table of the list took a hook event ~1.2 ms.
+static TRIE: [u32; NODES] = TABLES.0;
 
-/// [`STARTS`] of the words file `text` (its header skipped, as [`listed`] does).
-const fn starts(text: &[u8]) -> [(u32, u32); 26 * 26 * 26] {
-    let mut ranges = [(0u32, 0u32); 26 * 26 * 26];
+/// Per [`trigram`], the node of the [`TRIE`] its three letters lead to; 0 (the root) when no
+/// word starts with them, as most of a token's pieces do not.
+static TRIGRAMS: [u32; 26 * 26 * 26] = TABLES.1;
+
+const TABLES: ([u32; NODES], [u32; 26 * 26 * 26]) = trie(WORDS.as_bytes());
+const NODES: usize = trie_nodes(WORDS.as_bytes());
+const NEXT: u32 = (1 << 24) - 1;
+const ENDS: u32 = 1 << 31;
+
+/// Where the words of `text` start: past its header of `#` lines.
+const fn first_word(text: &[u8]) -> usize {
     let mut at = 0;
     while at < text.len() && text[at] == b'#' {
         while at < text.len() && text[at] != b'\n' {
@@ -75,26 +71,113 @@ const fn starts(text: &[u8]) -> [(u32, u32); 26 * 26 * 26] {
         }
         at += 1;
     }
-    // Offsets count from the first word, as in `listed`.
-    let base = at;
-    while at < text.len() {
-        let start = at;
-        while at < text.len() && text[at] != b'\n' {
-            at += 1;
-        }
-        let end = if at < text.len() { at + 1 } else { at };
-        // The line's own first three bytes: `trigram` reads no further.
-        if at - start >= 3 {
-            if let Some(t) = trigram(text.split_at(start).1) {
-                if ranges[t].0 == ranges[t].1 {
-                    ranges[t].0 = (start - base) as u32;
-                }
-                ranges[t].1 = (end - base) as u32;
-            }
-        }
-        at = end;
+    at
+}
+
+/// The line of `text` at `start`: its end (before the newline, or the text's end).
+const fn line_end(text: &[u8], start: usize) -> usize {
+    let mut at = start;
+    while at < text.len() && text[at] != b'\n' {
+        at += 1;
     }
-    ranges
+    at
+}
+
+/// How many bytes the lines at `a` and `b` (ending at `a_end`, `b_end`) share at their start.
+const fn common(text: &[u8], a: usize, a_end: usize, b: usize, b_end: usize) -> usize {
+    let mut l = 0;
+    while a + l < a_end && b + l < b_end && text[a + l] == text[b + l] {
+        l += 1;
+    }
+    l
+}
+
+/// The [`TRIE`]'s size for the words file `text`: the root and one node for each distinct
+/// prefix, which in a sorted list is each line's length past what it shares with the line
+/// before.
+const fn trie_nodes(text: &[u8]) -> usize {
+    let mut nodes = 1;
+    let (mut at, mut prev, mut prev_end) = (first_word(text), 0, 0);
+    while at < text.len() {
+        let end = line_end(text, at);
+        nodes += end - at - common(text, prev, prev_end, at, end);
+        (prev, prev_end, at) = (at, end, end + 1);
+    }
+    nodes
+}
+
+/// The [`TRIE`] and [`TRIGRAMS`] of the words file `text`. The lines must be sorted bytewise
+/// and unique, and ASCII: the build stops with an error otherwise.
+const fn trie(text: &[u8]) -> ([u32; NODES], [u32; 26 * 26 * 26]) {
+    let mut nodes = [0u32; NODES];
+    let mut trigrams = [0u32; 26 * 26 * 26];
+    // `path[d]`: the node of the previous line's byte `d`.
+    let mut path = [0u32; 64];
+    let mut n = 1;
+    let (mut at, mut prev, mut prev_end) = (first_word(text), 0, 0);
+    while at < text.len() {
+        let end = line_end(text, at);
+        let len = end - at;
+        let l = common(text, prev, prev_end, at, end);
+        assert!(
+            len > l && len <= 64,
+            "words.txt: an empty, repeated or long line"
+        );
+        assert!(
+            l == prev_end - prev || text[at + l] > text[prev + l],
+            "words.txt must be sorted bytewise"
+        );
+        // The previous line's nodes from byte `l` on: their subtrees end here.
+        let mut d = l;
+        while d < prev_end - prev {
+            nodes[path[d] as usize] |= n as u32;
+            d += 1;
+        }
+        let mut d = l;
+        while d < len {
+            let b = text[at + d];
+            assert!(b.is_ascii() && b != 0, "words.txt: a byte not ASCII");
+            nodes[n] = (b as u32) << 24;
+            path[d] = n as u32;
+            if d == 2 {
+                if let Some(t) = trigram(text.split_at(at).1) {
+                    trigrams[t] = n as u32;
+                }
+            }
+            n += 1;
+            d += 1;
+        }
+        nodes[path[len - 1] as usize] |= ENDS;
+        (prev, prev_end, at) = (at, end, end + 1);
+    }
+    let mut d = 0;
+    while d < prev_end - prev {
+        nodes[path[d] as usize] |= n as u32;
+        d += 1;
+    }
+    assert!(n == NODES && n <= NEXT as usize);
+    nodes[0] = n as u32;
+    (nodes, trigrams)
+}
+
+/// The child of `node` by byte `b`: its children are the nodes from `node + 1` on, each
+/// followed by its subtree, in byte order.
+fn child(node: usize, b: u8) -> Option<usize> {
+    let end = (TRIE[node] & NEXT) as usize;
+    let mut i = node + 1;
+    while i < end {
+        let label = ((TRIE[i] >> 24) & 0x7f) as u8;
+        if label >= b {
+            return (label == b).then_some(i);
+        }
+        i = (TRIE[i] & NEXT) as usize;
+    }
+    None
+}
+
+/// Whether a listed word ends at `node`.
+fn ends_word(node: usize) -> bool {
+    TRIE[node] & ENDS != 0
 }
 
 /// Two-letter parts common in identifiers.
@@ -124,40 +207,26 @@ fn segments(s: &str) -> bool {
 }
 
 /// Calls `found` with the length of each word of 3 letters or more that `t` starts with,
-/// shortest first. The lines that start with a prefix of `t` lie together in the sorted list
-/// and narrow as the prefix grows, so the search stops at the first prefix no line starts
-/// with: asked about each length apart, a place in a word (`session…`) made some 20 searches
-/// of the list, most for prefixes no word has.
+/// shortest first: the words ending on the walk down the [`TRIE`] along `t`.
 fn words_starting(t: &[u8], mut found: impl FnMut(usize)) {
-    let text = listed();
     // `t` is lowercase letters ([`segments`]): without a trigram it is under three long.
     let Some(tri) = trigram(t) else {
         return;
     };
-    let (mut lo, hi) = (STARTS[tri].0 as usize, STARTS[tri].1 as usize);
+    let mut node = TRIGRAMS[tri] as usize;
+    if node == 0 {
+        return;
+    }
     for len in 3..=t.len() {
-        let prefix = &t[..len];
-        // The first line at or after `prefix`, in `lo..hi` (its lines are line starts).
-        let (mut a, mut b) = (lo, hi);
-        while a < b {
-            let mid = a + (b - a) / 2;
-            let start = memchr::memrchr(b'\n', &text[a..mid]).map_or(a, |p| a + p + 1);
-            let end = memchr::memchr(b'\n', &text[start..b]).map_or(b, |p| start + p);
-            if &text[start..end] < prefix {
-                a = (end + 1).min(b);
-            } else {
-                b = start;
+        if len > 3 {
+            match child(node, t[len - 1]) {
+                Some(c) => node = c,
+                None => return,
             }
         }
-        let end = memchr::memchr(b'\n', &text[a..hi]).map_or(hi, |p| a + p);
-        let line = &text[a..end];
-        if !line.starts_with(prefix) {
-            return;
-        }
-        if line.len() == len {
+        if ends_word(node) {
             found(len);
         }
-        lo = a;
     }
 }
 
@@ -283,26 +352,43 @@ fn wordlike(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// The compiler's table is the one a plain pass over the lines makes (the pass that
-    /// built it at first use before).
+    /// The compiler's trie holds every listed word and no other, each node once: its
+    /// words read back in preorder are the list, and the trigrams lead where the list says.
     #[test]
-    fn the_trigram_table_places_every_line() {
-        let text = listed();
-        let mut want = vec![(0u32, 0u32); 26 * 26 * 26];
-        let mut at = 0;
-        for line in text.split(|&b| b == b'\n') {
-            let end = (at + line.len() + 1).min(text.len());
-            if let Some(t) = trigram(line) {
-                let r = &mut want[t];
-                if r.0 == r.1 {
-                    r.0 = at as u32;
-                }
-                r.1 = end as u32;
+    fn the_trie_holds_the_list() {
+        fn read(node: usize, word: &mut Vec<u8>, out: &mut Vec<String>) {
+            if ends_word(node) {
+                out.push(String::from_utf8(word.clone()).unwrap());
             }
-            at = end;
+            let mut i = node + 1;
+            while i < (TRIE[node] & NEXT) as usize {
+                word.push(((TRIE[i] >> 24) & 0x7f) as u8);
+                read(i, word, out);
+                word.pop();
+                i = (TRIE[i] & NEXT) as usize;
+            }
         }
-        assert_eq!(&STARTS[..], &want[..]);
-        assert!(STARTS.iter().filter(|r| r.0 < r.1).count() > 1000);
+        let mut words = Vec::new();
+        read(0, &mut Vec::new(), &mut words);
+        let d: Vec<&str> = std::str::from_utf8(listed()).unwrap().lines().collect();
+        assert_eq!(words, d);
+        let mut prefixes = std::collections::HashSet::new();
+        for w in &d {
+            for l in 1..=w.len() {
+                prefixes.insert(&w[..l]);
+            }
+        }
+        assert_eq!(NODES, prefixes.len() + 1);
+        for (t, &at) in TRIGRAMS.iter().enumerate() {
+            let l = |k: u32| b'a' + (t / 26usize.pow(k) % 26) as u8;
+            let tri = [l(2), l(1), l(0)];
+            let mut node = Some(0);
+            for b in tri {
+                node = node.and_then(|n| child(n, b));
+            }
+            assert_eq!(at as usize, node.unwrap_or(0), "{tri:?}");
+        }
+        assert!(TRIGRAMS.iter().filter(|&&n| n != 0).count() > 1000);
     }
 
     #[test]
@@ -351,7 +437,7 @@ mod tests {
 
     /// The search from each place finds what asking the list about each length finds.
     #[test]
-    fn words_from_a_place_are_found_by_narrowing() {
+    fn words_from_a_place_are_found_by_the_walk() {
         use super::super::below;
         let by_length = |s: &str| {
             let n = s.len();
