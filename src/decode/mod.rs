@@ -275,11 +275,7 @@ impl Leads {
             }
             at += 64;
         }
-        let rest = blocks.remainder();
-        let bits = rest.iter().enumerate().fold(0u64, |bits, (i, &b)| {
-            bits | u64::from(matches!(b, 0x1b | b'\\' | b'%')) << i
-        });
-        leads.read(hay, at, bits);
+        leads.read(hay, at, bytewise_lead_bits(blocks.remainder()));
         leads
     }
 
@@ -326,7 +322,13 @@ fn lead_bits(block: &[u8; 64]) -> u64 {
 
 #[cfg(not(target_arch = "x86_64"))]
 fn lead_bits(block: &[u8; 64]) -> u64 {
-    block.iter().enumerate().fold(0, |bits, (i, &b)| {
+    bytewise_lead_bits(block)
+}
+
+/// [`lead_bits`] a byte at a time: for the last, shorter block, and where no SIMD test is
+/// compiled. At most 64 bytes.
+fn bytewise_lead_bits(bytes: &[u8]) -> u64 {
+    bytes.iter().enumerate().fold(0, |bits, (i, &b)| {
         bits | u64::from(matches!(b, 0x1b | b'\\' | b'%')) << i
     })
 }
