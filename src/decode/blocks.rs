@@ -41,8 +41,7 @@ static B64: [u8; 256] = {
 #[inline]
 fn alphabet_bits(block: &[u8; 64]) -> u64 {
     use std::arch::x86_64::*;
-    // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are always available;
-    // each load reads 16 bytes at offset 0, 16, 32 or 48 of the 64-byte `block`.
+    // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are always available.
     unsafe {
         // `x` in `lo..=hi`: shifted so that `lo` lands on -128, then one signed compare.
         let within = |x: __m128i, lo: u8, hi: u8| {
@@ -52,9 +51,7 @@ fn alphabet_bits(block: &[u8; 64]) -> u64 {
                 _mm_set1_epi8((hi - lo + 1).wrapping_add(0x80) as i8),
             )
         };
-        let mut bits = 0u64;
-        for k in 0..4 {
-            let x = _mm_loadu_si128(block.as_ptr().add(16 * k).cast());
+        super::sse2_bits(block, |x| {
             // Setting bit 5 folds upper case onto lower and leaves no other byte in a..=z.
             let letter = within(_mm_or_si128(x, _mm_set1_epi8(0x20)), b'a', b'z');
             // `/` sits just below the digits.
@@ -62,13 +59,11 @@ fn alphabet_bits(block: &[u8; 64]) -> u64 {
             let plus = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'+' as i8));
             let minus = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'-' as i8));
             let under = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'_' as i8));
-            let any = _mm_or_si128(
+            _mm_or_si128(
                 _mm_or_si128(letter, digit),
                 _mm_or_si128(plus, _mm_or_si128(minus, under)),
-            );
-            bits |= u64::from(_mm_movemask_epi8(any) as u16) << (16 * k);
-        }
-        bits
+            )
+        })
     }
 }
 
@@ -81,9 +76,7 @@ fn alphabet_bits(block: &[u8; 64]) -> u64 {
 /// Bit `i` set when `bytes[i]` is in the base64 alphabet, by the table, a byte at a time: for
 /// a block's last bytes, and where no SIMD test is compiled. At most 64 bytes.
 fn table_bits(bytes: &[u8]) -> u64 {
-    bytes.iter().enumerate().fold(0, |bits, (i, &b)| {
-        bits | u64::from(B64[b as usize] != 0) << i
-    })
+    super::bits_where(bytes, |b| B64[b as usize] != 0)
 }
 
 /// Bit `i` set when `block[i]` is in the base64 alphabet: [`alphabet_bits`] at 32 bytes to

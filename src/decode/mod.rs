@@ -306,18 +306,11 @@ impl Leads {
 #[inline]
 fn lead_bits(block: &[u8; 64]) -> u64 {
     use std::arch::x86_64::*;
-    // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are always available;
-    // each load reads 16 bytes at offset 0, 16, 32 or 48 of the 64-byte `block`.
-    unsafe {
-        let mut bits = 0u64;
-        for k in 0..4 {
-            let x = _mm_loadu_si128(block.as_ptr().add(16 * k).cast());
-            let is = |b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
-            let any = _mm_or_si128(is(0x1b), _mm_or_si128(is(b'\\'), is(b'%')));
-            bits |= u64::from(_mm_movemask_epi8(any) as u16) << (16 * k);
-        }
-        bits
-    }
+    // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are always available.
+    sse2_bits(block, |x| unsafe {
+        let is = |b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
+        _mm_or_si128(is(0x1b), _mm_or_si128(is(b'\\'), is(b'%')))
+    })
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -328,9 +321,36 @@ fn lead_bits(block: &[u8; 64]) -> u64 {
 /// [`lead_bits`] a byte at a time: for the last, shorter block, and where no SIMD test is
 /// compiled. At most 64 bytes.
 fn bytewise_lead_bits(bytes: &[u8]) -> u64 {
-    bytes.iter().enumerate().fold(0, |bits, (i, &b)| {
-        bits | u64::from(matches!(b, 0x1b | b'\\' | b'%')) << i
-    })
+    bits_where(bytes, |b| matches!(b, 0x1b | b'\\' | b'%'))
+}
+
+/// Bit `i` set when `test` marks byte `i` of `block` (all ones in its lane), 16 bytes to a
+/// test by SSE2: the mask of a block that the views' passes read 64 bytes a step.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn sse2_bits(
+    block: &[u8; 64],
+    test: impl Fn(std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i,
+) -> u64 {
+    use std::arch::x86_64::*;
+    let mut bits = 0u64;
+    for k in 0..4 {
+        // SAFETY: SSE2 is part of the x86_64 baseline; the load reads 16 bytes at offset 0,
+        // 16, 32 or 48 of the 64-byte `block`.
+        let mask =
+            unsafe { _mm_movemask_epi8(test(_mm_loadu_si128(block.as_ptr().add(16 * k).cast()))) };
+        bits |= u64::from(mask as u16) << (16 * k);
+    }
+    bits
+}
+
+/// Bit `i` set when `is(bytes[i])`, a byte at a time: a block's last bytes, and where no
+/// SIMD test is compiled. At most 64 bytes.
+fn bits_where(bytes: &[u8], is: impl Fn(u8) -> bool) -> u64 {
+    bytes
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (i, &b)| bits | u64::from(is(b)) << i)
 }
 
 /// JSON and Python string escapes decoded everywhere in `hay` (`\uXXXX`, `\xHH`, `\/`, `\n`,
