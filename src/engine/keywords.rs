@@ -432,17 +432,11 @@ impl Keywords {
         s: &mut [u32; 6],
         hits: &mut Vec<(u32, u32, u32)>,
     ) {
-        let trans: &[u16] = &self.trans;
-        let classes = &self.classes;
-        let step = |st: u32, b: u8| -> u16 {
-            let c = u32::from(classes[usize::from(b)]);
-            trans[(st + c) as usize]
-        };
         let [mut s0, mut s1, mut s2, mut s3, mut s4, mut s5] = *s;
+        let end = hay[n..].as_ptr();
         let mut i = 0;
         while i < n {
             let mut p = hay[i..].as_ptr();
-            let end = hay[n..].as_ptr();
             let lane: usize;
             // SAFETY: the loop reads `hay[j * part + k]` for lanes `j` of 0..6 and `k` from
             // `i` while below `n`: inside `hay`, as `walk_rows` asserted `5 * part + n <=
@@ -528,8 +522,8 @@ impl Keywords {
                     q = out(reg) _,
                     u = in(reg) part,
                     end = in(reg) end,
-                    cls = in(reg) classes.as_ptr(),
-                    tr = in(reg) trans.as_ptr(),
+                    cls = in(reg) self.classes.as_ptr(),
+                    tr = in(reg) self.trans.as_ptr(),
                     t = out(reg) lane,
                     s0 = inout(reg) s0,
                     s1 = inout(reg) s1,
@@ -552,7 +546,7 @@ impl Keywords {
                 let e = if j == lane {
                     *state as u16
                 } else {
-                    step(*state, hay[j * part + i])
+                    self.entry(*state, hay[j * part + i])
                 };
                 *state = u32::from(e & !1) << SHIFT;
                 if e & 1 != 0 {
@@ -575,15 +569,21 @@ impl Keywords {
         before: usize,
         f: &mut impl FnMut(usize, usize, usize),
     ) {
-        let trans: &[u16] = &self.trans;
         let shift = self.stride2 - 1;
         for (i, &byte) in hay[from..to].iter().enumerate() {
-            let e = trans[(s + u32::from(self.classes[byte as usize])) as usize];
+            let e = self.entry(s, byte);
             s = u32::from(e & !1) << shift;
             if e & 1 != 0 {
                 self.report(s, from + i + 1, before, f);
             }
         }
+    }
+
+    /// The table's entry for state `s` and byte `b`: the next state, with bit 0 set when some
+    /// keyword ends there.
+    #[inline]
+    fn entry(&self, s: u32, b: u8) -> u16 {
+        self.trans[(s + u32::from(self.classes[usize::from(b)])) as usize]
     }
 
     #[inline]

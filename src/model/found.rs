@@ -222,7 +222,7 @@ pub fn place(provenance: &Provenance) -> &str {
 }
 
 /// Characters in `bytes` as a lossy UTF-8 decoding shows them: each invalid sequence is one.
-pub(crate) fn chars(bytes: &[u8]) -> usize {
+fn chars(bytes: &[u8]) -> usize {
     bytes
         .utf8_chunks()
         .map(|c| c.valid().chars().count() + usize::from(!c.invalid().is_empty()))

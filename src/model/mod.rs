@@ -12,7 +12,6 @@ mod verdict;
 
 pub use crate::engine::FingerprintKey;
 pub use fingerprint::{hex, random_salt, BaselineKdf};
-pub(crate) use found::chars;
 pub use found::{findings, findings_counting, findings_masked, place, Origin};
 pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};

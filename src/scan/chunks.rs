@@ -229,19 +229,17 @@ impl Scanner {
 /// The origin of `hay[..next]`'s end, counted from line 1, column 1 at `hay`'s first byte,
 /// given the line of some offset before it (`last`, the last finding's start): newlines are
 /// counted from there on, as the findings' own lines counted those before it. Two passes
-/// over each chunk of a large file were a tenth of its scan. The column is counted from the
-/// line's start, as [`Origin::advance`] counts it.
+/// over each chunk of a large file were a tenth of its scan. The column is
+/// [`Origin::advance`]'s over the last line, counted from its start as a whole count does.
 fn step_past(hay: &[u8], next: usize, last: Option<(usize, usize)>) -> Origin {
     let (from, line) = last.unwrap_or((0, 1));
     let seg = &hay[..next];
-    let column = match memchr::memrchr(b'\n', seg) {
-        Some(p) => 1 + crate::model::chars(&seg[p + 1..]),
-        None => 1 + crate::model::chars(seg),
-    };
+    let mut last_line = Origin::START;
+    last_line.advance(&seg[memchr::memrchr(b'\n', seg).map_or(0, |p| p + 1)..]);
     Origin {
         offset: next,
         line: line + memchr::memchr_iter(b'\n', &seg[from..]).count(),
-        column,
+        column: last_line.column,
     }
 }
 
