@@ -164,8 +164,9 @@ pub struct Engine {
     rules: Vec<Rule>,
     compiled: Vec<Compiled>,
     keywords: Keywords,
-    /// For each keyword (automaton pattern id), the rules that listed it.
-    keyword_rules: Vec<Vec<usize>>,
+    /// For each keyword (automaton pattern id), the rules that listed it, each with the
+    /// keyword's place in its list (for [`walk::Walk::admits_after`]).
+    keyword_rules: Vec<Vec<(usize, usize)>>,
     longest_keyword: usize,
     /// The widest window of any rule ([`Engine::max_window`]): how far a match can reach.
     widest: usize,
@@ -236,7 +237,7 @@ impl Engine {
         let mut compiled = Vec::with_capacity(rules.len());
         let mut keywords: Vec<String> = Vec::with_capacity(rules.len() * 2);
         let mut keyword_ids: HashMap<String, usize> = HashMap::with_capacity(rules.len() * 2);
-        let mut keyword_rules: Vec<Vec<usize>> = Vec::with_capacity(rules.len() * 2);
+        let mut keyword_rules: Vec<Vec<(usize, usize)>> = Vec::with_capacity(rules.len() * 2);
         for (i, r) in rules.iter().enumerate() {
             let c = compile(r, &ids)?;
             // An operator's rule, or any rule of an engine for many bytes, has its scope
@@ -259,7 +260,7 @@ impl Engine {
             if r.keywords.is_empty() {
                 return Err(r.invalid("keywords", "at least one keyword is required"));
             }
-            for k in &r.keywords {
+            for (slot, k) in r.keywords.iter().enumerate() {
                 if k.len() < 2 {
                     return Err(r.invalid("keywords", format!("{k:?} is shorter than 2 bytes")));
                 }
@@ -269,8 +270,8 @@ impl Engine {
                     keyword_rules.push(Vec::new());
                     keywords.len() - 1
                 });
-                if !keyword_rules[id].contains(&i) {
-                    keyword_rules[id].push(i);
+                if !keyword_rules[id].iter().any(|&(r, _)| r == i) {
+                    keyword_rules[id].push((i, slot));
                 }
             }
         }
@@ -394,7 +395,7 @@ impl Engine {
         let from = hay.len().saturating_sub(widest + self.longest_keyword);
         self.keywords
             .for_each(hay, from..hay.len(), &mut |k, start, end| {
-                for &r in &self.keyword_rules[k] {
+                for &(r, _) in &self.keyword_rules[k] {
                     let c = &self.compiled[r];
                     if !holds(c) || start + c.window <= hay.len() {
                         continue;

@@ -82,9 +82,9 @@ impl Engine {
                     return;
                 }
                 let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
-                for &r in &self.keyword_rules[k] {
+                for &(r, slot) in &self.keyword_rules[k] {
                     let window = self.window(r, start, kend, hay.len(), base, true);
-                    if self.may_start(r, hay, start) {
+                    if self.may_start(r, slot, hay, start) {
                         // Only a rule searched whole joins windows: an anchored one's hits
                         // are its starts.
                         let whole = self.anchors(r).starts.is_none();
@@ -166,8 +166,8 @@ impl Engine {
                 windows.extend(
                     self.keyword_rules[k]
                         .iter()
-                        .filter(|&&r| self.may_start(r, hay, start))
-                        .map(|&r| self.window(r, start, kend, hay.len(), base, false)),
+                        .filter(|&&(r, slot)| self.may_start(r, slot, hay, start))
+                        .map(|&(r, _)| self.window(r, start, kend, hay.len(), base, false)),
                 );
             }
         };
@@ -191,7 +191,7 @@ impl Engine {
     /// start, and a rule whose match is no longer than its window finds from each start
     /// what it found in the window joined with it (`confirm_hits` stops at `s + longest`).
     #[inline]
-    fn may_start(&self, r: usize, hay: &[u8], start: usize) -> bool {
+    fn may_start(&self, r: usize, slot: usize, hay: &[u8], start: usize) -> bool {
         let c = &self.compiled[r];
         if c.longest.is_none_or(|n| n > c.window) {
             return true;
@@ -204,7 +204,12 @@ impl Engine {
         let walk = c.walk.get().and_then(Option::as_ref);
         offsets.iter().any(|&d| {
             start.checked_sub(d).is_some_and(|s| {
-                lead.admits(hay, s, hay.len()) && walk.is_none_or(|w| w.admits(hay, s, hay.len()))
+                lead.admits(hay, s, hay.len())
+                    && walk.is_none_or(|w| match d {
+                        // A match that starts at the keyword: the walk takes up after it.
+                        0 => w.admits_after(slot, hay, s, hay.len()),
+                        _ => w.admits(hay, s, hay.len()),
+                    })
             })
         })
     }
@@ -375,7 +380,7 @@ impl Engine {
         c.walk
             .get_or_init(|| {
                 let hir = crate::rules::facts::parse(&self.rules[rule].pattern).ok()?;
-                super::walk::Walk::of(&hir)
+                super::walk::Walk::of(&hir, &self.rules[rule].keywords)
             })
             .as_ref()
     }
