@@ -78,7 +78,7 @@ pub(super) fn is_placeholder(secret: &[u8]) -> bool {
 
 fn plain_placeholder(secret: &[u8]) -> bool {
     placeholder_shape(secret)
-        || CHANCE_OR_MARKER.found_in(secret)
+        || (CHANCE_OR_MARKER.found_in(secret) && !chance_in_random(secret))
         || shouts_words(secret)
         || is_filler(secret)
         || spells_password(secret)
@@ -217,22 +217,19 @@ pub(super) fn is_placeholder_token(secret: &[u8]) -> bool {
         || words_without_random(secret)
 }
 
-/// Whether `secret` holds a [`CHANCE_WORDS`] word and, with every such word taken out, no
-/// random run is left: a random run is 12 letters and digits or more (the provider's prefix
-/// counts, as it does in the token's length), of two classes or more, with no run of four of
-/// one character, few steps of a sequence (`1234`, `abcd`) and many distinct characters.
-fn words_without_random(secret: &[u8]) -> bool {
+/// The letters and digits of `secret` beside its [`CHANCE_WORDS`] words, and whether it
+/// holds one. `None` when one of them is in capitals and five letters or more: a marker
+/// someone typed (AWS's `…wEXAMPLEtc764…` session tokens); a random body spells one in
+/// lowercase as seldom as in capitals, but people write markers in capitals.
+fn beside_chance_words(secret: &[u8]) -> Option<(bool, Vec<u8>)> {
     let words = CHANCE.automaton(secret.len());
     let mut rest = Vec::with_capacity(secret.len());
     let mut at = 0;
     let mut found = false;
     for m in words.find_iter(secret) {
-        // A word in capitals is a marker someone typed (AWS's `…wEXAMPLEtc764…` session
-        // tokens): a random body spells one in lowercase as seldom as in capitals, but people
-        // write markers in capitals.
         let word = &secret[m.range()];
         if word.len() >= 5 && word.iter().all(u8::is_ascii_uppercase) {
-            return true;
+            return None;
         }
         found = true;
         rest.extend_from_slice(&secret[at..m.start()]);
@@ -240,9 +237,68 @@ fn words_without_random(secret: &[u8]) -> bool {
     }
     rest.extend_from_slice(&secret[at..]);
     rest.retain(u8::is_ascii_alphanumeric);
-    let has = |f: fn(&u8) -> bool| usize::from(rest.iter().any(f));
-    let classes =
-        has(u8::is_ascii_lowercase) + has(u8::is_ascii_uppercase) + has(u8::is_ascii_digit);
+    Some((found, rest))
+}
+
+/// How many of lowercase letters, capitals and digits `bytes` holds.
+fn classes(bytes: &[u8]) -> usize {
+    let has = |f: fn(&u8) -> bool| usize::from(bytes.iter().any(f));
+    has(u8::is_ascii_lowercase) + has(u8::is_ascii_uppercase) + has(u8::is_ascii_digit)
+}
+
+/// How many distinct bytes `bytes` holds.
+fn distinct(bytes: &[u8]) -> usize {
+    let mut seen = [false; 256];
+    bytes
+        .iter()
+        .filter(|&&b| !std::mem::replace(&mut seen[usize::from(b)], true))
+        .count()
+}
+
+/// Whether `secret` holds `xxxx` (in any case) only by chance: long enough for it, with no
+/// other word of [`CHANCE_WORDS`] or [`MARKER_WORDS`], no run of six `x`s or more (AWS's
+/// documentation tokens are redacted with `XXXXXXXX`), and random beside it: two classes or
+/// more and twenty distinct characters among the rest of its letters and digits. Four
+/// letters of one pair (`x`, `X`) start at a random base64 position once in ~1,000,000; a
+/// 4096-bit RSA key's body is 3,200 characters, so one key in ~330 spells it. Read as a
+/// placeholder, the key was missed: a test that makes a fresh 1024-bit key each run met one
+/// (`…bQXXxXHBxg0YK…`). Other words are longer and rarer by chance by a factor of 32 a
+/// letter, and a sequence (`12345678`, a salt in a test's hash) is never chance.
+fn chance_in_random(secret: &[u8]) -> bool {
+    /// Shorter values are judged by their words, as before.
+    const LONG: usize = 64;
+    let is_x = |b: &u8| b.eq_ignore_ascii_case(&b'x');
+    let by_chance = |m: &aho_corasick::Match| {
+        let from = secret[..m.start()]
+            .iter()
+            .rev()
+            .take_while(|b| is_x(b))
+            .count();
+        let to = secret[m.end()..].iter().take_while(|b| is_x(b)).count();
+        secret[m.range()].iter().all(is_x) && from + m.len() + to < 6
+    };
+    if secret.len() < LONG
+        || MARKERS.found_in(secret)
+        || !CHANCE
+            .automaton(secret.len())
+            .find_iter(secret)
+            .all(|m| by_chance(&m))
+    {
+        return false;
+    }
+    beside_chance_words(secret)
+        .is_some_and(|(_, rest)| classes(&rest) >= 2 && distinct(&rest) >= 20)
+}
+
+/// Whether `secret` holds a [`CHANCE_WORDS`] word and, with every such word taken out, no
+/// random run is left: a random run is 12 letters and digits or more (the provider's prefix
+/// counts, as it does in the token's length), of two classes or more, with no run of four of
+/// one character, few steps of a sequence (`1234`, `abcd`) and many distinct characters.
+fn words_without_random(secret: &[u8]) -> bool {
+    let Some((found, rest)) = beside_chance_words(secret) else {
+        return true;
+    };
+    let classes = classes(&rest);
     let longest_run = rest
         .chunk_by(|a, b| a == b)
         .map(<[u8]>::len)
@@ -252,18 +308,11 @@ fn words_without_random(secret: &[u8]) -> bool {
         .windows(2)
         .filter(|w| w[1] == w[0].wrapping_add(1) || w[0] == w[1].wrapping_add(1))
         .count();
-    let mut seen = [false; 256];
-    let mut distinct = 0;
-    for &b in &rest {
-        if !std::mem::replace(&mut seen[b as usize], true) {
-            distinct += 1;
-        }
-    }
     let random = rest.len() >= 12
         && classes >= 2
         && longest_run < 4
         && steps * 3 <= rest.len()
-        && distinct * 2 >= rest.len().min(24);
+        && distinct(&rest) * 2 >= rest.len().min(24);
     found && !random
 }
 
@@ -370,6 +419,38 @@ mod tests {
         assert!(is_placeholder(&[b'A'; 120]));
         assert!(!is_placeholder(
             b"AAAAAAAAAAC7hjsA+H3owFygUv4w5B67lcSx14zff9FCPADiNbSwYWgE+O7Dhiy5tkRecs21ljjofvebe6xsYlA4cVmght0="
+        ));
+    }
+
+    /// A key's body that spells `xxxx` by chance is still a key; one holding another word, a
+    /// redaction or a marker is not.
+    #[test]
+    fn a_long_random_value_is_not_a_placeholder_for_a_chance_word_in_it() {
+        // The body of the 1024-bit RSA key that a test made and the scan missed, as a PEM
+        // block's lines are (with their line ends).
+        let body = "\nMIICXQIBAAKBgQDlQIRVaTfQcviH0h7Yd4le5UZ7KCG3jyTBvW+4VuC3o8TJnoSP\n\
+                    BAJnE9VlCUbhxikl41JsnwmPujqvRDK1dF+jiFrJ/e3ZXtJL5ARbQXXxXHBxg0YK\n\
+                    xn64HsP/+fk/ldBlOOW3iEHQJlBKYRg1izUYN+97kLoeQMYBAkEA95btEb1ZVEBk\n";
+        assert!(!is_placeholder(body.as_bytes()));
+        assert!(!is_placeholder(
+            body.replacen("lOOW3", "lOOW3xxxx", 1).as_bytes()
+        ));
+        // Another word, a longer run of `x`s (a redaction), a marker, filler, or a short
+        // value: a stand-in, as before.
+        for word in [
+            "sample",
+            "dummy",
+            "12345678",
+            "XXXXXXXX",
+            "xxXXxx",
+            "<your-key>",
+        ] {
+            let with = body.replacen("lOOW3", &format!("lOOW3{word}"), 1);
+            assert!(is_placeholder(with.as_bytes()), "{word}");
+        }
+        assert!(is_placeholder("xXxX".repeat(20).as_bytes()));
+        assert!(is_placeholder(
+            b"q8Vz3LmT0pWx9RkJ2nHsxxxxQ8vZ3lMt0PwX9rKj2NhS"
         ));
     }
 
