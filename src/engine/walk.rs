@@ -22,10 +22,11 @@ pub(super) struct Walk {
     ends: u16,
     /// The start row after each byte (look-behind: `\b`, `^`), and at the text's start.
     starts: Box<[u16; 257]>,
-    /// For each of the rule's keywords (in the order of [`Walk::of`]'s `keywords`), the row
-    /// after reading it from each start, in any case: at a hit the keyword's bytes are known
-    /// up to case, and they were about half of a generic rule's walk (`token` and
-    /// `token_count`, `secret` and `secret_name`). `None` where case changes the row.
+    /// For each of the rule's keywords (in the order of [`Walk::of`]'s `keywords`), its
+    /// length and the row after reading it from each start, in any case: at a hit the
+    /// keyword's bytes are known up to case, and they were about half of a generic rule's
+    /// walk (`token` in `token_count`, `secret` in `secret_name`). `None` where its
+    /// spellings end in different rows.
     after: Vec<Option<(usize, Box<[u16; 257]>)>>,
 }
 
