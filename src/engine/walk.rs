@@ -30,6 +30,13 @@ pub(super) struct Walk {
     after: Vec<Option<(usize, Box<[u16; 257]>)>>,
 }
 
+/// The index into [`Walk::starts`] (and a keyword's rows after it) for a walk from `at`: the
+/// byte before it, or 256 at the text's start.
+#[inline]
+fn before(hay: &[u8], at: usize) -> usize {
+    at.checked_sub(1).map_or(256, |i| usize::from(hay[i]))
+}
+
 /// The most bytes a [`Walk`] reads: past a name and its assignment sign, a value's bytes
 /// turn few starts away.
 const WALK: usize = 48;
@@ -184,26 +191,23 @@ impl Walk {
     /// bytes, before `end`.
     #[inline]
     pub(super) fn admits(&self, hay: &[u8], at: usize, end: usize) -> bool {
-        let before = at.checked_sub(1).map_or(256, |i| usize::from(hay[i]));
-        self.admits_from(self.starts[before], hay, at, end.min(at + WALK))
+        self.admits_from(self.starts[before(hay, at)], hay, at, end.min(at + WALK))
     }
 
     /// [`Walk::admits`] at a hit of the rule's keyword `slot` at `at`, whose bytes are that
     /// keyword's up to case and end by `end`: the walk takes up after it.
     #[inline]
     pub(super) fn admits_after(&self, slot: usize, hay: &[u8], at: usize, end: usize) -> bool {
-        let Some(Some((len, after))) = self.after.get(slot) else {
-            return self.admits(hay, at, end);
-        };
-        if at + len > end {
-            return self.admits(hay, at, end);
+        match self.after.get(slot) {
+            Some(Some((len, after))) if at + len <= end => {
+                let row = after[before(hay, at)];
+                if row < self.ends {
+                    return row != 0;
+                }
+                self.admits_from(row, hay, at + len, end.min(at + WALK))
+            }
+            _ => self.admits(hay, at, end),
         }
-        let before = at.checked_sub(1).map_or(256, |i| usize::from(hay[i]));
-        let row = after[before];
-        if row < self.ends {
-            return row != 0;
-        }
-        self.admits_from(row, hay, at + len, end.min(at + WALK))
     }
 
     /// The walk from `row` over `hay[at..to]`.
@@ -225,6 +229,16 @@ mod tests {
     use super::*;
     use regex_automata::{meta, Anchored, Input};
 
+    /// A rule's examples and negatives, each followed by names with no value after them.
+    fn examples_text(r: &crate::rules::Rule) -> String {
+        let mut text = String::new();
+        for t in r.examples.iter().chain(&r.negatives) {
+            text.push_str(t);
+            text.push_str("\nsecret.name(x) token, key ");
+        }
+        text
+    }
+
     /// At every hit of a built-in rule's keyword in its examples and negatives, in their
     /// case and in swapped case, the walk taken up after the keyword answers as the whole
     /// walk does; and it is taken up so at most hits of the generic rules' keywords (all
@@ -237,11 +251,7 @@ mod tests {
             let Some(walk) = Walk::of(&hir, &r.keywords) else {
                 continue;
             };
-            let mut text = String::new();
-            for t in r.examples.iter().chain(&r.negatives) {
-                text.push_str(t);
-                text.push_str("\nsecret.name(x) token, key ");
-            }
+            let text = examples_text(&r);
             let swapped: String = text
                 .chars()
                 .map(|c| match c {
@@ -290,11 +300,7 @@ mod tests {
                 continue;
             };
             let re = meta::Builder::new().build_from_hir(&hir).unwrap();
-            let mut text = String::new();
-            for t in r.examples.iter().chain(&r.negatives) {
-                text.push_str(t);
-                text.push_str("\nsecret.name(x) token, key ");
-            }
+            let text = examples_text(&r);
             let hay = text.as_bytes();
             for at in 0..=hay.len() {
                 let input = Input::new(hay).range(at..).anchored(Anchored::Yes);
