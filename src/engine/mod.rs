@@ -112,7 +112,8 @@ struct Compiled {
     /// so that a rule whose every hit they turn away never builds it.
     anchors: OnceLock<Anchors>,
     /// A throughput engine's [`walk::Walk`] of the pattern, built once the rule has been
-    /// searched at a thousand starts (`Engine::walk`).
+    /// searched at a thousand starts (`Engine::walk`); for a rule searched whole (no known
+    /// start), of the pattern from its keyword on, walked at the hits.
     walk: OnceLock<Option<walk::Walk>>,
     /// Capture group index of `secret`.
     group: usize,

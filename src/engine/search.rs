@@ -184,12 +184,15 @@ impl Engine {
 
     /// Whether a match of rule `r` can start around its keyword hit at `start`: false only
     /// when its matches start at known offsets before the hit and no lead admits a byte
-    /// there. Asked as the hit is found, while its bytes are in the nearest cache: asked
-    /// later, of a window among the chunk's sorted thousands, each was a load from memory
-    /// (a tenth of a large file's scan), and most of the dense keywords' windows (`key=`,
-    /// `pat`) have no start at all. A window left out changes no result: it would add no
+    /// there (or its walk dies from there), or when it is searched whole and the walk of its
+    /// pattern from the keyword on dies at the hit. Asked as the hit is found, while its
+    /// bytes are in the nearest cache: asked later, of a window among the chunk's sorted
+    /// thousands, each was a load from memory (a tenth of a large file's scan), and most of
+    /// the dense keywords' windows (`key=`, `pat`) have no start at all. A window left out changes no result: it would add no
     /// start, and a rule whose match is no longer than its window finds from each start
     /// what it found in the window joined with it (`confirm_hits` stops at `s + longest`).
+    /// A rule searched whole finds each match from the hit of its keyword inside it, which
+    /// the walk of the tail admits and whose window holds the whole match.
     #[inline]
     fn may_start(&self, r: usize, slot: usize, hay: &[u8], start: usize) -> bool {
         let c = &self.compiled[r];
@@ -197,14 +200,18 @@ impl Engine {
             return true;
         }
         let anchors = self.anchors(r);
-        let (Some(offsets), Some(lead)) = (anchors.starts.as_deref(), anchors.lead.as_ref()) else {
-            return true;
-        };
         // A rule searched often has its DFA walked too, here while the bytes are near.
         let walk = c.walk.get().and_then(Option::as_ref);
+        let (offsets, lead) = match (anchors.starts.as_deref(), anchors.lead.as_ref()) {
+            (Some(offsets), Some(lead)) => (offsets, Some(lead)),
+            (Some(_), None) => return true,
+            // Searched whole: its walk, if any, is of the pattern from the keyword on
+            // (`Walk::of_tail`), taken at the hit as a start's would be.
+            (None, _) => (&[0][..], None),
+        };
         offsets.iter().any(|&d| {
             start.checked_sub(d).is_some_and(|s| {
-                lead.admits(hay, s, hay.len())
+                lead.is_none_or(|l| l.admits(hay, s, hay.len()))
                     && walk.is_none_or(|w| match d {
                         // A match that starts at the keyword: the walk takes up after it.
                         0 => w.admits_after(slot, hay, s, hay.len()),
@@ -319,6 +326,8 @@ impl Engine {
         let (start, end) = (window.start, window.end);
         let anchors = self.anchors(rule);
         let Some(offsets) = anchors.starts.as_deref() else {
+            // Counted for the walk `may_start` takes at these hits.
+            self.walk(rule, hits.len());
             return self.confirm(rule, hay, start, end, out);
         };
         starts.clear();
@@ -380,7 +389,12 @@ impl Engine {
         c.walk
             .get_or_init(|| {
                 let hir = crate::rules::facts::parse(&self.rules[rule].pattern).ok()?;
-                super::walk::Walk::of(&hir, &self.rules[rule].keywords)
+                let keywords = &self.rules[rule].keywords;
+                match self.anchors(rule).starts {
+                    Some(_) => super::walk::Walk::of(&hir, keywords),
+                    // Walked at the hits, not at starts (`may_start`).
+                    None => super::walk::Walk::of_tail(&hir, keywords),
+                }
             })
             .as_ref()
     }

@@ -41,38 +41,161 @@ fn before(hay: &[u8], at: usize) -> usize {
 /// turn few starts away.
 const WALK: usize = 48;
 
+/// The pattern as an anchored dense DFA with no captures, its bounds past 16 counted no more:
+/// `None` when it would be large (a long bound).
+fn dfa(hir: &Hir) -> Option<dense::DFA<Vec<u32>>> {
+    use regex_automata::dfa::StartKind;
+    // Counted past 16 and the DFA counts in states; unbounded, it still goes on wherever
+    // the pattern does, so it turns away no start the pattern matches at.
+    let hir =
+        crate::rules::facts::without_long_bounds(hir, 16).map_or_else(|| hir.clone(), |(h, _)| h);
+    let nfa = thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .which_captures(WhichCaptures::None)
+                .utf8(false),
+        )
+        .build_from_hir(&hir)
+        .ok()?;
+    let dfa = dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .start_kind(StartKind::Anchored)
+                .match_kind(regex_automata::MatchKind::All)
+                // Its states are copied into a table of its own, which is not accelerated.
+                .accelerate(false)
+                // The generic rules' walks, for which it is built, are under 160 KB
+                // and take under 3 ms; a larger one took up to 45 ms to build or fail.
+                .dfa_size_limit(Some(256 << 10))
+                .determinize_size_limit(Some(1 << 20)),
+        )
+        .build_from_nfa(&nfa)
+        .ok()?;
+    Some(dfa)
+}
+
+/// The pattern's parts in sequence, groups opened: `a(?P<secret>b c)d` is `a`, `b`, `c`, `d`.
+fn elements(hir: &Hir) -> Vec<Hir> {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Concat(parts) => parts.iter().flat_map(elements).collect(),
+        HirKind::Capture(c) => elements(&c.sub),
+        _ => vec![hir.clone()],
+    }
+}
+
+/// Whether whatever `dfa` matches, from any start, begins with one of `keywords` (ASCII
+/// case-insensitively): read byte by byte beside the keywords' trie, every way the DFA lives
+/// on must reach a whole keyword before it can match, end, or give up.
+fn begins_with_keyword(dfa: &dense::DFA<Vec<u32>>, keywords: &[String]) -> bool {
+    use regex_automata::dfa::Automaton;
+    use regex_automata::util::start;
+    /// Pairs of a state and a trie node past which the answer is not worth the time.
+    const MOST: usize = 1 << 16;
+    // The trie: each node's children by lower-case byte, and whether a keyword ends there.
+    let mut children: Vec<std::collections::HashMap<u8, usize>> = vec![Default::default()];
+    let mut whole = vec![false];
+    for k in keywords {
+        let mut node = 0;
+        for b in k.bytes().map(|b| b.to_ascii_lowercase()) {
+            node = match children[node].get(&b) {
+                Some(&next) => next,
+                None => {
+                    let next = children.len();
+                    children.push(Default::default());
+                    whole.push(false);
+                    children[node].insert(b, next);
+                    next
+                }
+            };
+        }
+        whole[node] = true;
+    }
+    if whole[0] {
+        return false;
+    }
+    let mut todo = Vec::new();
+    for b in 0..=256 {
+        let config = start::Config::new()
+            .anchored(regex_automata::Anchored::Yes)
+            .look_behind(u8::try_from(b).ok());
+        let Ok(sid) = dfa.start_state(&config) else {
+            return false;
+        };
+        todo.push((sid, 0usize));
+    }
+    let mut seen = std::collections::HashSet::new();
+    while let Some((sid, node)) = todo.pop() {
+        if !seen.insert((sid, node)) {
+            continue;
+        }
+        // A match ends before the keyword is whole (seen a byte late, or at the input's end).
+        if seen.len() > MOST
+            || dfa.is_match_state(sid)
+            || dfa.is_match_state(dfa.next_eoi_state(sid))
+        {
+            return false;
+        }
+        for b in 0..=255u8 {
+            let next = dfa.next_state(sid, b);
+            if dfa.is_dead_state(next) {
+                continue;
+            }
+            match children[node].get(&b.to_ascii_lowercase()) {
+                _ if dfa.is_quit_state(next) => return false,
+                None => return false,
+                Some(&n) if whole[n] => {}
+                Some(&n) => todo.push((next, n)),
+            }
+        }
+    }
+    true
+}
+
 impl Walk {
     /// `None` when the pattern's DFA would be large (a long bound): the sets then decide.
     /// `keywords` are the rule's, for [`Walk::admits_after`].
     pub(super) fn of(hir: &Hir, keywords: &[String]) -> Option<Walk> {
-        use regex_automata::dfa::StartKind;
-        // Counted past 16 and the DFA counts in states; unbounded, it still goes on wherever
-        // the pattern does, so it turns away no start the pattern matches at.
-        let hir = crate::rules::facts::without_long_bounds(hir, 16)
-            .map_or_else(|| hir.clone(), |(h, _)| h);
-        let nfa = thompson::Compiler::new()
-            .configure(
-                thompson::Config::new()
-                    .which_captures(WhichCaptures::None)
-                    .utf8(false),
-            )
-            .build_from_hir(&hir)
-            .ok()?;
-        let dfa = dense::Builder::new()
-            .configure(
-                dense::Config::new()
-                    .start_kind(StartKind::Anchored)
-                    .match_kind(regex_automata::MatchKind::All)
-                    // Its states are copied into a table of its own, which is not accelerated.
-                    .accelerate(false)
-                    // The generic rules' walks, for which it is built, are under 160 KB
-                    // and take under 3 ms; a larger one took up to 45 ms to build or fail.
-                    .dfa_size_limit(Some(256 << 10))
-                    .determinize_size_limit(Some(1 << 20)),
-            )
-            .build_from_nfa(&nfa)
-            .ok()?;
-        let mut walk = Walk::compact(&dfa)?;
+        Walk::from_dfa(&dfa(hir)?, keywords)
+    }
+
+    /// For a rule whose matches start at no known offset before its keyword (`mailgun` up to
+    /// 40 bytes before `key-…`, `(?:^|[^\w])live_…`, `(?:ntn_…|secret_…)`), which is searched
+    /// in the whole window around each hit: the walk of the pattern from the element at which
+    /// every match holds one of its keywords, taken at the hit. The longest such tail, or
+    /// `None` if no element is one (`[\s\S]{0,40}?key-`: the keyword may stand anywhere in
+    /// the run). A hit it turns away needs no window: a match's keyword there is itself a hit,
+    /// which the walk admits, and whose window holds the whole match.
+    pub(super) fn of_tail(hir: &Hir, keywords: &[String]) -> Option<Walk> {
+        let parts = elements(hir);
+        let firsts: Vec<u8> = keywords
+            .iter()
+            .filter_map(|k| k.bytes().next())
+            .map(|b| b.to_ascii_lowercase())
+            .collect();
+        (0..parts.len()).find_map(|i| {
+            let tail = Hir::concat(parts[i..].to_vec());
+            // A DFA is built only for a tail whose first bytes all begin keywords: a few
+            // of a pattern's parts, not each (the first tails are the whole pattern's size).
+            let lead = super::lead::Lead::of(&tail)?;
+            let first = lead.sets().first()?;
+            if (0..=255u8).any(|b| {
+                first[usize::from(b / 64)] >> (b % 64) & 1 != 0
+                    && !firsts.contains(&b.to_ascii_lowercase())
+            }) {
+                return None;
+            }
+            let dfa = dfa(&tail)?;
+            if begins_with_keyword(&dfa, keywords) {
+                Walk::from_dfa(&dfa, keywords)
+            } else {
+                None
+            }
+        })
+    }
+
+    fn from_dfa(dfa: &dense::DFA<Vec<u32>>, keywords: &[String]) -> Option<Walk> {
+        let mut walk = Walk::compact(dfa)?;
         walk.after = keywords.iter().map(|k| walk.read(k.as_bytes())).collect();
         Some(walk)
     }
@@ -284,6 +407,124 @@ mod tests {
             hits > 1000 && skipped > generic / 2,
             "{skipped} skipped of {generic}"
         );
+    }
+
+    /// Every built-in rule searched whole (its matches start at no known offset before the
+    /// keyword) over its examples and negatives, in their case and swapped: each match holds a
+    /// hit of the rule's keywords at which the walk of its tail admits, and names that
+    /// hold the keywords are turned away. The rules the generated corpus hits most among them have one.
+    #[test]
+    fn a_tail_walk_admits_a_hit_inside_every_match() {
+        let (mut tails, mut matches) = (0, 0);
+        let mut walked = Vec::new();
+        for r in crate::rules::builtin() {
+            let hir = crate::rules::facts::parse(&r.pattern).unwrap();
+            let lower: Vec<String> = r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
+            if super::super::anchor::of(&hir, &lower).0.is_some() {
+                continue;
+            }
+            let Some(walk) = Walk::of_tail(&hir, &r.keywords) else {
+                continue;
+            };
+            tails += 1;
+            walked.push(r.id.clone());
+            let re = meta::Builder::new().build_from_hir(&hir).unwrap();
+            let text = examples_text(&r);
+            let swapped = text.chars().map(|c| match c {
+                'a'..='z' => c.to_ascii_uppercase(),
+                'A'..='Z' => c.to_ascii_lowercase(),
+                _ => c,
+            });
+            for hay in [text.clone(), swapped.collect()] {
+                let hay = hay.as_bytes();
+                let folded = hay.to_ascii_lowercase();
+                // Each hit's span, and whether the walk admits it.
+                let spans: Vec<(usize, usize, bool)> = lower
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(slot, k)| {
+                        memchr::memmem::find_iter(&folded, k.as_bytes())
+                            .map(|at| {
+                                (
+                                    at,
+                                    at + k.len(),
+                                    walk.admits_after(slot, hay, at, hay.len()),
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                let found: Vec<_> = re.find_iter(hay).collect();
+                for m in &found {
+                    matches += 1;
+                    assert!(
+                        spans
+                            .iter()
+                            .any(|&(s, e, yes)| yes && m.start() <= s && e <= m.end()),
+                        "{}: no admitted hit in the match at {}..{}",
+                        r.id,
+                        m.start(),
+                        m.end()
+                    );
+                }
+            }
+        }
+        assert!(
+            tails > 20 && matches > 50,
+            "{tails} tails, {matches} matches"
+        );
+        // Names that hold the hot ones' keywords, with no token after them.
+        let names = "secret_name = 1; key-name: 2; live_stream(); api-version=3";
+        for r in crate::rules::builtin() {
+            if !walked.contains(&r.id) {
+                continue;
+            }
+            let hir = crate::rules::facts::parse(&r.pattern).unwrap();
+            let walk = Walk::of_tail(&hir, &r.keywords).unwrap();
+            for (slot, k) in r.keywords.iter().enumerate() {
+                for at in memchr::memmem::find_iter(names.as_bytes(), &k.to_ascii_lowercase()) {
+                    assert!(
+                        !walk.admits_after(slot, names.as_bytes(), at, names.len()),
+                        "{}: {k:?} at {at} admitted",
+                        r.id
+                    );
+                }
+            }
+        }
+        for id in [
+            "notion.token",
+            "mailgun.api-key",
+            "twitch.stream-key",
+            "launchdarkly.key",
+        ] {
+            assert!(walked.iter().any(|w| w == id), "{id}: no tail walk");
+        }
+    }
+
+    /// A tail is walked only where it begins with a keyword: not where the keyword can stand
+    /// anywhere in a run, nor where a match can end before the keyword does.
+    #[test]
+    fn a_tail_is_taken_only_where_every_match_holds_the_keyword_there() {
+        let tail = |pattern: &str, keywords: &[&str]| {
+            let hir = crate::rules::facts::parse(pattern).unwrap();
+            let keywords: Vec<String> = keywords.iter().map(|k| k.to_string()).collect();
+            Walk::of_tail(&hir, &keywords)
+        };
+        let walk = tail(
+            r"(?i:mailgun)[\s\S]{0,40}?\b(?P<secret>key-[0-9a-f]{32})\b",
+            &["key-"],
+        )
+        .expect("the secret begins with the keyword");
+        let hay = b"mailgun key-name: key-0123456789abcdef0123456789abcdef";
+        assert!(!walk.admits_after(0, hay, 8, hay.len()));
+        assert!(walk.admits_after(0, hay, 18, hay.len()));
+        // The keyword inside a run of any byte: no element begins with it.
+        assert!(tail(r"(?i:mailgun)[\s\S]{0,40}key-[0-9a-f]{32}", &["mailgun"]).is_some());
+        assert!(tail(r"[a-z]{0,8}key-[0-9a-f]{32}", &["ey-"]).is_none());
+        // A match may end before the keyword is whole (`ke`), or never hold it (`kex`).
+        assert!(tail(r"x(?:ke|key-[0-9]{4})", &["key-"]).is_none());
+        assert!(tail(r"x(?:kex|key-)[0-9]{4}", &["key-"]).is_none());
+        assert!(tail(r"x(?:KEY-|key-)[0-9]{4}", &["key-"]).is_some());
     }
 
     /// Every built-in rule over its own examples and negatives, and names with no value
