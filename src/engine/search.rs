@@ -188,11 +188,12 @@ impl Engine {
     /// pattern from the keyword on dies at the hit. Asked as the hit is found, while its
     /// bytes are in the nearest cache: asked later, of a window among the chunk's sorted
     /// thousands, each was a load from memory (a tenth of a large file's scan), and most of
-    /// the dense keywords' windows (`key=`, `pat`) have no start at all. A window left out changes no result: it would add no
-    /// start, and a rule whose match is no longer than its window finds from each start
-    /// what it found in the window joined with it (`confirm_hits` stops at `s + longest`).
-    /// A rule searched whole finds each match from the hit of its keyword inside it, which
-    /// the walk of the tail admits and whose window holds the whole match.
+    /// the dense keywords' windows (`key=`, `pat`) have no start at all. A window left out
+    /// changes no result: it would add no start, and a rule whose match is no longer than
+    /// its window finds from each start what it found in the window joined with it
+    /// (`confirm_hits` stops at `s + longest`). A rule searched whole finds each match from
+    /// the hit of its keyword inside it, which the walk of the tail admits and whose window
+    /// holds the whole match.
     #[inline]
     fn may_start(&self, r: usize, slot: usize, hay: &[u8], start: usize) -> bool {
         let c = &self.compiled[r];

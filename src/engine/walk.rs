@@ -163,8 +163,8 @@ impl Walk {
     /// 40 bytes before `key-…`, `(?:^|[^\w])live_…`, `(?:ntn_…|secret_…)`), which is searched
     /// in the whole window around each hit: the walk of the pattern from the element at which
     /// every match holds one of its keywords, taken at the hit. The longest such tail, or
-    /// `None` if no element is one (`[\s\S]{0,40}?key-`: the keyword may stand anywhere in
-    /// the run). A hit it turns away needs no window: a match's keyword there is itself a hit,
+    /// `None` if no element is one (OpenAI's `T3BlbkFJ` stands inside one branch, after a
+    /// run). A hit it turns away needs no window: a match's keyword there is itself a hit,
     /// which the walk admits, and whose window holds the whole match.
     pub(super) fn of_tail(hir: &Hir, keywords: &[String]) -> Option<Walk> {
         let parts = elements(hir);
@@ -411,8 +411,8 @@ mod tests {
 
     /// Every built-in rule searched whole (its matches start at no known offset before the
     /// keyword) over its examples and negatives, in their case and swapped: each match holds a
-    /// hit of the rule's keywords at which the walk of its tail admits, and names that
-    /// hold the keywords are turned away. The rules the generated corpus hits most among them have one.
+    /// hit of the rule's keywords at which the walk of its tail admits, and names that hold
+    /// the keywords are turned away. The ones the generated corpus hits most have a tail.
     #[test]
     fn a_tail_walk_admits_a_hit_inside_every_match() {
         let (mut tails, mut matches) = (0, 0);
@@ -518,7 +518,8 @@ mod tests {
         let hay = b"mailgun key-name: key-0123456789abcdef0123456789abcdef";
         assert!(!walk.admits_after(0, hay, 8, hay.len()));
         assert!(walk.admits_after(0, hay, 18, hay.len()));
-        // The keyword inside a run of any byte: no element begins with it.
+        // With the name for its keyword, the whole pattern is the tail; a keyword inside an
+        // element (`ey-` in `key-`) begins none.
         assert!(tail(r"(?i:mailgun)[\s\S]{0,40}key-[0-9a-f]{32}", &["mailgun"]).is_some());
         assert!(tail(r"[a-z]{0,8}key-[0-9a-f]{32}", &["ey-"]).is_none());
         // A match may end before the keyword is whole (`ke`), or never hold it (`kex`).
