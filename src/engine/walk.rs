@@ -4,6 +4,7 @@
 
 use regex_automata::dfa::dense;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
+use regex_automata::util::primitives::StateID;
 use regex_syntax::hir::Hir;
 
 /// A rule's pattern as a small DFA, anchored, walked from a start over at most [`WALK`]
@@ -74,6 +75,21 @@ fn dfa(hir: &Hir) -> Option<dense::DFA<Vec<u32>>> {
     Some(dfa)
 }
 
+/// `dfa`'s anchored start state after each byte (look-behind: `\b`, `^`), and at the text's
+/// start (index 256): the rows of [`Walk::starts`].
+fn start_states(dfa: &dense::DFA<Vec<u32>>) -> Option<Vec<StateID>> {
+    use regex_automata::dfa::Automaton;
+    use regex_automata::util::start;
+    (0..=256)
+        .map(|b| {
+            let config = start::Config::new()
+                .anchored(regex_automata::Anchored::Yes)
+                .look_behind(u8::try_from(b).ok());
+            dfa.start_state(&config).ok()
+        })
+        .collect()
+}
+
 /// The pattern's parts in sequence, groups opened: `a(?P<secret>b c)d` is `a`, `b`, `c`, `d`.
 fn elements(hir: &Hir) -> Vec<Hir> {
     use regex_syntax::hir::HirKind;
@@ -89,7 +105,6 @@ fn elements(hir: &Hir) -> Vec<Hir> {
 /// on must reach a whole keyword before it can match, end, or give up.
 fn begins_with_keyword(dfa: &dense::DFA<Vec<u32>>, keywords: &[String]) -> bool {
     use regex_automata::dfa::Automaton;
-    use regex_automata::util::start;
     /// Pairs of a state and a trie node past which the answer is not worth the time.
     const MOST: usize = 1 << 16;
     // The trie: each node's children by lower-case byte, and whether a keyword ends there.
@@ -114,16 +129,10 @@ fn begins_with_keyword(dfa: &dense::DFA<Vec<u32>>, keywords: &[String]) -> bool 
     if whole[0] {
         return false;
     }
-    let mut todo = Vec::new();
-    for b in 0..=256 {
-        let config = start::Config::new()
-            .anchored(regex_automata::Anchored::Yes)
-            .look_behind(u8::try_from(b).ok());
-        let Ok(sid) = dfa.start_state(&config) else {
-            return false;
-        };
-        todo.push((sid, 0usize));
-    }
+    let Some(starts) = start_states(dfa) else {
+        return false;
+    };
+    let mut todo: Vec<(StateID, usize)> = starts.into_iter().map(|sid| (sid, 0)).collect();
     let mut seen = std::collections::HashSet::new();
     while let Some((sid, node)) = todo.pop() {
         if !seen.insert((sid, node)) {
@@ -250,15 +259,7 @@ impl Walk {
     /// they do not fit.
     fn compact(dfa: &dense::DFA<Vec<u32>>) -> Option<Walk> {
         use regex_automata::dfa::Automaton;
-        use regex_automata::util::{primitives::StateID, start};
-        let start = |before: Option<u8>| {
-            dfa.start_state(
-                &start::Config::new()
-                    .anchored(regex_automata::Anchored::Yes)
-                    .look_behind(before),
-            )
-            .ok()
-        };
+        let start_ids = start_states(dfa)?;
         let bytes = dfa.byte_classes();
         let width = bytes.alphabet_len() - 1; // the last class is the end of input
         let reps: Vec<u8> = bytes
@@ -268,9 +269,7 @@ impl Walk {
         // Every state reachable from a start, dead first, then the ones that admit.
         let mut found: Vec<StateID> = Vec::new();
         let mut seen = std::collections::HashMap::new();
-        let mut todo: Vec<StateID> = (0..=256)
-            .map(|b| start(u8::try_from(b).ok()))
-            .collect::<Option<_>>()?;
+        let mut todo = start_ids.clone();
         while let Some(sid) = todo.pop() {
             if seen.insert(sid, 0u16).is_some() {
                 continue;
@@ -297,10 +296,7 @@ impl Walk {
                 trans[(i + 1) * width + usize::from(bytes.get(b))] = row(dfa.next_state(s, b));
             }
         }
-        let mut starts = Box::new([0u16; 257]);
-        for (b, at) in starts.iter_mut().enumerate() {
-            *at = row(start(u8::try_from(b).ok())?);
-        }
+        let starts = Box::new(std::array::from_fn(|b| row(start_ids[b])));
         Some(Walk {
             classes: std::array::from_fn(|b| bytes.get(b as u8)),
             trans,
@@ -362,6 +358,17 @@ mod tests {
         text
     }
 
+    /// `text` with its ASCII letters' case swapped.
+    fn swapped(text: &str) -> String {
+        text.chars()
+            .map(|c| match c {
+                'a'..='z' => c.to_ascii_uppercase(),
+                'A'..='Z' => c.to_ascii_lowercase(),
+                _ => c,
+            })
+            .collect()
+    }
+
     /// At every hit of a built-in rule's keyword in its examples and negatives, in their
     /// case and in swapped case, the walk taken up after the keyword answers as the whole
     /// walk does; and it is taken up so at most hits of the generic rules' keywords (all
@@ -375,14 +382,7 @@ mod tests {
                 continue;
             };
             let text = examples_text(&r);
-            let swapped: String = text
-                .chars()
-                .map(|c| match c {
-                    'a'..='z' => c.to_ascii_uppercase(),
-                    'A'..='Z' => c.to_ascii_lowercase(),
-                    _ => c,
-                })
-                .collect();
+            let swapped = swapped(&text);
             for hay in [text.as_bytes(), swapped.as_bytes()] {
                 let folded = hay.to_ascii_lowercase();
                 for (slot, k) in r.keywords.iter().enumerate() {
@@ -428,15 +428,20 @@ mod tests {
             };
             tails += 1;
             walked.push(r.id.clone());
+            // Names that hold the hot ones' keywords, with no token after them.
+            let names = b"secret_name = 1; key-name: 2; live_stream(); api-version=3";
+            for (slot, k) in lower.iter().enumerate() {
+                for at in memchr::memmem::find_iter(names, k.as_bytes()) {
+                    assert!(
+                        !walk.admits_after(slot, names, at, names.len()),
+                        "{}: {k:?} at {at} admitted",
+                        r.id
+                    );
+                }
+            }
             let re = meta::Builder::new().build_from_hir(&hir).unwrap();
             let text = examples_text(&r);
-            let swapped = text.chars().map(|c| match c {
-                'a'..='z' => c.to_ascii_uppercase(),
-                'A'..='Z' => c.to_ascii_lowercase(),
-                _ => c,
-            });
-            for hay in [text.clone(), swapped.collect()] {
-                let hay = hay.as_bytes();
+            for hay in [text.as_bytes(), swapped(&text).as_bytes()] {
                 let folded = hay.to_ascii_lowercase();
                 // Each hit's span, and whether the walk admits it.
                 let spans: Vec<(usize, usize, bool)> = lower
@@ -473,24 +478,6 @@ mod tests {
             tails > 20 && matches > 50,
             "{tails} tails, {matches} matches"
         );
-        // Names that hold the hot ones' keywords, with no token after them.
-        let names = "secret_name = 1; key-name: 2; live_stream(); api-version=3";
-        for r in crate::rules::builtin() {
-            if !walked.contains(&r.id) {
-                continue;
-            }
-            let hir = crate::rules::facts::parse(&r.pattern).unwrap();
-            let walk = Walk::of_tail(&hir, &r.keywords).unwrap();
-            for (slot, k) in r.keywords.iter().enumerate() {
-                for at in memchr::memmem::find_iter(names.as_bytes(), &k.to_ascii_lowercase()) {
-                    assert!(
-                        !walk.admits_after(slot, names.as_bytes(), at, names.len()),
-                        "{}: {k:?} at {at} admitted",
-                        r.id
-                    );
-                }
-            }
-        }
         for id in [
             "notion.token",
             "mailgun.api-key",
