@@ -213,6 +213,28 @@ fn nul_separated_text_is_scanned_and_binary_skips_are_named() {
     );
 }
 
+/// The two secret files known by their folder as well as their name (`.kube/config`,
+/// `.docker/config.json`) are read when an ignore file lists them; the same names in another
+/// folder stay ignored.
+#[test]
+fn ignored_secret_files_named_by_their_folder_are_scanned() {
+    let sb = Sandbox::new();
+    sb.write(".gitignore", "config\nconfig.json\n");
+    sb.write(".kube/config", token_line(1111));
+    sb.write("home/.docker/config.json", token_line(1112));
+    sb.write("app/config", token_line(1113));
+    sb.write("app/config.json", token_line(1114));
+    sb.write(".docker/config", token_line(1115));
+    let r = run(&sb, &["scan", ".", "--format", "json"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let doc = r.json();
+    assert_eq!(
+        paths(&doc),
+        [".kube/config:1", "home/.docker/config.json:1"]
+    );
+    assert_eq!(doc["summary"]["skipped_ignored"], 3, "{:#}", doc["summary"]);
+}
+
 /// Item 11: a `.env` (and other well-known secret files) listed in `.gitignore` is scanned;
 /// what ignore files excluded is counted; a flag restores the old behaviour.
 #[test]
