@@ -150,17 +150,30 @@ fn runs(hay: &[u8], from: usize, bits_of: impl Fn(&[u8; 64]) -> u64) -> Option<(
         let sixteen = eight & eight << 8;
         let ends = ((sixteen & eight << 16) >> 64) as u64;
         if ends != 0 {
-            // A byte inside a long run: walk out to both of its ends.
-            let inside = at + ends.trailing_zeros() as usize;
-            let mut start = inside;
-            while start > from && B64[hay[start - 1] as usize] != 0 {
-                start -= 1;
+            // The first byte to end [`MIN_BASE64`] alphabet bytes: no such run ended before
+            // it (this block's lower bits or a block before would have held its end, and
+            // no run crosses `from`), so its run starts that many bytes back. Its end is the
+            // first zero bit after it, in this block's bits or the next blocks'. Walked out
+            // byte by byte both ways, the ends were a quarter of this search (2.8 % of a
+            // real-code scan's instructions).
+            let off = ends.trailing_zeros() as usize;
+            let start = at + off + 1 - MIN_BASE64;
+            debug_assert!(start >= from && (start == from || B64[hay[start - 1] as usize] == 0));
+            // Bit `i`: the byte `i` past the run's 24th is out of the alphabet.
+            let mut out = !bits >> off;
+            let mut base = at + off;
+            while out == 0 {
+                at += 64;
+                if at >= hay.len() {
+                    return Some((start, hay.len()));
+                }
+                out = !match hay.get(at..at + 64) {
+                    Some(block) => bits_of(block.try_into().expect("64 bytes")),
+                    None => table_bits(&hay[at..]),
+                };
+                base = at;
             }
-            let mut end = inside + 1;
-            while end < hay.len() && B64[hay[end] as usize] != 0 {
-                end += 1;
-            }
-            return Some((start, end));
+            return Some((start, (base + out.trailing_zeros() as usize).min(hay.len())));
         }
         before = bits;
         at += 64;
@@ -317,6 +330,16 @@ mod tests {
                     *b = b"aZ9+/-_q"[k % 8];
                 }
                 assert_eq!(runs(&hay), runs_by_hand(&hay), "len {len} at {at}");
+            }
+        }
+        // A run to the input's end, the end in a block or on a block's edge.
+        for total in [64, 100, 128, 129, 191, 192, 256] {
+            for len in MIN_BASE64 - 1..=total {
+                let mut hay = vec![b' '; total];
+                for (k, b) in hay[total - len..].iter_mut().enumerate() {
+                    *b = b"aZ9+/-_q"[k % 8];
+                }
+                assert_eq!(runs(&hay), runs_by_hand(&hay), "len {len} of {total}");
             }
         }
         for byte in 0..=255u8 {
