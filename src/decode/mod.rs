@@ -265,11 +265,31 @@ struct Leads {
 
 impl Leads {
     fn of(hay: &[u8]) -> Leads {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, as just checked.
+            return unsafe { Leads::of_avx2(hay) };
+        }
+        Leads::by(hay, lead_bits)
+    }
+
+    /// [`Leads::of`] compiled for AVX2, its blocks' bits by [`lead_bits_avx2`]: half the
+    /// instructions of the SSE2 pass, which was 1.9 % of a real-code scan's.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn of_avx2(hay: &[u8]) -> Leads {
+        Leads::by(hay, |block| lead_bits_avx2(block))
+    }
+
+    /// [`Leads::of`] with `bits_of` telling a 64-byte block's lead bytes; inlined into each
+    /// caller, so that the AVX2 one is compiled for AVX2 whole.
+    #[inline(always)]
+    fn by(hay: &[u8], bits_of: impl Fn(&[u8; 64]) -> u64) -> Leads {
         let mut leads = Leads::default();
         let mut blocks = hay.chunks_exact(64);
         let mut at = 0;
         for block in blocks.by_ref() {
-            let bits = lead_bits(block.try_into().expect("64 bytes"));
+            let bits = bits_of(block.try_into().expect("64 bytes"));
             if bits != 0 && leads.read(hay, at, bits) {
                 return leads;
             }
@@ -316,6 +336,22 @@ fn lead_bits(block: &[u8; 64]) -> u64 {
 #[cfg(not(target_arch = "x86_64"))]
 fn lead_bits(block: &[u8; 64]) -> u64 {
     bytewise_lead_bits(block)
+}
+
+/// [`lead_bits`] 32 bytes to a compare, where the CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lead_bits_avx2(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::*;
+    let mut bits = 0u64;
+    for k in 0..2 {
+        // SAFETY: reads 32 bytes at offset 0 or 32 of the 64-byte `block`.
+        let x = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k).cast()) };
+        let is = |b: u8| _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b as i8));
+        let any = _mm256_or_si256(is(0x1b), _mm256_or_si256(is(b'\\'), is(b'%')));
+        bits |= u64::from(_mm256_movemask_epi8(any) as u32) << (32 * k);
+    }
+    bits
 }
 
 /// [`lead_bits`] a byte at a time: for the last, shorter block, and where no SIMD test is
@@ -451,7 +487,7 @@ mod tests {
     }
 
     /// The one pass finds what a search for each lead finds, wherever it is and whatever
-    /// comes after it (a lead at the very end has nothing after it).
+    /// comes after it (a lead at the very end has nothing after it), by either SIMD test.
     #[test]
     fn leads_are_found_as_separate_searches_find_them() {
         let by_search = |hay: &[u8]| Leads {
@@ -485,6 +521,8 @@ mod tests {
                     for c in pieces {
                         let hay = [&b"x".repeat(pad)[..], a, b, c].concat();
                         assert_eq!(Leads::of(&hay), by_search(&hay), "{hay:?}");
+                        // The SSE2 pass too, where the CPU took the AVX2 one above.
+                        assert_eq!(Leads::by(&hay, lead_bits), by_search(&hay), "{hay:?}");
                     }
                 }
             }
