@@ -93,22 +93,17 @@ fn alphabet_bits_avx2(block: &[u8; 64]) -> u64 {
             shifted,
         )
     };
-    let mut bits = 0u64;
-    for k in 0..2 {
-        // SAFETY: reads 32 bytes at offset 0 or 32 of the 64-byte `block`.
-        let x = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k).cast()) };
+    super::avx2_bits(block, |x| {
         let letter = within(_mm256_or_si256(x, _mm256_set1_epi8(0x20)), b'a', b'z');
         let digit = within(x, b'/', b'9');
         let plus = _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'+' as i8));
         let minus = _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'-' as i8));
         let under = _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'_' as i8));
-        let any = _mm256_or_si256(
+        _mm256_or_si256(
             _mm256_or_si256(letter, digit),
             _mm256_or_si256(plus, _mm256_or_si256(minus, under)),
-        );
-        bits |= u64::from(_mm256_movemask_epi8(any) as u32) << (32 * k);
-    }
-    bits
+        )
+    })
 }
 
 /// The first maximal run `[start, end)` of alphabet bytes at least [`MIN_BASE64`] long that
@@ -136,11 +131,13 @@ fn runs(hay: &[u8], from: usize, bits_of: impl Fn(&[u8; 64]) -> u64) -> Option<(
     // Bits of the 64 bytes before `at` (none before `from`), so a run may cross blocks.
     let mut before = 0u64;
     let mut at = from;
+    // The alphabet bits of the (up to) 64 bytes at `at`.
+    let bits_at = |at: usize| match hay.get(at..at + 64) {
+        Some(block) => bits_of(block.try_into().expect("64 bytes")),
+        None => table_bits(&hay[at..]),
+    };
     while at < hay.len() {
-        let bits = match hay.get(at..at + 64) {
-            Some(block) => bits_of(block.try_into().expect("64 bytes")),
-            None => table_bits(&hay[at..]),
-        };
+        let bits = bits_at(at);
         // Bit `i` of `ends` (counting the block before as bits 0..64): bytes `i - n + 1 ..= i`
         // are all in the alphabet, for n = 2, 4, 8, 16 and then 24 = MIN_BASE64.
         let w = u128::from(bits) << 64 | u128::from(before);
@@ -167,10 +164,7 @@ fn runs(hay: &[u8], from: usize, bits_of: impl Fn(&[u8; 64]) -> u64) -> Option<(
                 if at >= hay.len() {
                     return Some((start, hay.len()));
                 }
-                out = !match hay.get(at..at + 64) {
-                    Some(block) => bits_of(block.try_into().expect("64 bytes")),
-                    None => table_bits(&hay[at..]),
-                };
+                out = !bits_at(at);
                 base = at;
             }
             return Some((start, (base + out.trailing_zeros() as usize).min(hay.len())));

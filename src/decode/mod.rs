@@ -343,15 +343,10 @@ fn lead_bits(block: &[u8; 64]) -> u64 {
 #[target_feature(enable = "avx2")]
 fn lead_bits_avx2(block: &[u8; 64]) -> u64 {
     use std::arch::x86_64::*;
-    let mut bits = 0u64;
-    for k in 0..2 {
-        // SAFETY: reads 32 bytes at offset 0 or 32 of the 64-byte `block`.
-        let x = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k).cast()) };
+    avx2_bits(block, |x| {
         let is = |b: u8| _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b as i8));
-        let any = _mm256_or_si256(is(0x1b), _mm256_or_si256(is(b'\\'), is(b'%')));
-        bits |= u64::from(_mm256_movemask_epi8(any) as u32) << (32 * k);
-    }
-    bits
+        _mm256_or_si256(is(0x1b), _mm256_or_si256(is(b'\\'), is(b'%')))
+    })
 }
 
 /// [`lead_bits`] a byte at a time: for the last, shorter block, and where no SIMD test is
@@ -376,6 +371,24 @@ fn sse2_bits(
         let mask =
             unsafe { _mm_movemask_epi8(test(_mm_loadu_si128(block.as_ptr().add(16 * k).cast()))) };
         bits |= u64::from(mask as u16) << (16 * k);
+    }
+    bits
+}
+
+/// [`sse2_bits`] 32 bytes to a test, for the passes compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn avx2_bits(
+    block: &[u8; 64],
+    test: impl Fn(std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i,
+) -> u64 {
+    use std::arch::x86_64::*;
+    let mut bits = 0u64;
+    for k in 0..2 {
+        // SAFETY: reads 32 bytes at offset 0 or 32 of the 64-byte `block`.
+        let x = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k).cast()) };
+        bits |= u64::from(_mm256_movemask_epi8(test(x)) as u32) << (32 * k);
     }
     bits
 }
