@@ -255,6 +255,13 @@ impl Engine {
                     .get_or_init(|| Anchors::of(&r.pattern, &r.keywords, startup));
                 let confirmer = build_regex(&r.pattern, anchors, startup)
                     .map_err(|e| r.invalid("pattern", e))?;
+                // The pattern's own regex too, where it was left for later: a rule that
+                // cannot be compiled fails the run now, not a search.
+                if confirmer.regex.get().is_none() {
+                    let own = meta_regex(&confirmer.hir, confirmer.anchored, startup)
+                        .map_err(|e| r.invalid("pattern", e))?;
+                    confirmer.regex.set(Some(own)).ok();
+                }
                 c.regex.set(Some(confirmer)).ok();
             }
             compiled.push(c);
@@ -505,7 +512,16 @@ struct Unbounded {
 
 /// A rule's regex.
 struct Confirmer {
-    regex: meta::Regex,
+    /// The pattern's own regex ([`Confirmer::regex`]). Built with the rest, but where
+    /// `unbounded` is asked first, only when first needed: of a real-code scan's 118 ms of
+    /// regex builds, the bounded regexes of the 34 rules with long bounds took 91 (a PEM
+    /// key's `{64,8192}` body, 6–10 ms each), and few of their matches are long enough to
+    /// need one.
+    regex: OnceLock<Option<meta::Regex>>,
+    /// What `regex` is built from, and how.
+    hir: Hir,
+    anchored: bool,
+    startup: Startup,
     /// The regex with its long counted repetitions unbounded ([`Unbounded`]), which a search
     /// asks first; built for an engine for many bytes, for a pattern that has one.
     unbounded: Option<Unbounded>,
@@ -516,6 +532,17 @@ struct Confirmer {
     /// The pattern cut around its `secret` group, for an anchored search that reads the group
     /// without a second pass over the match ([`Parts`]); built for an engine for many bytes.
     parts: Option<Box<Parts>>,
+}
+
+impl Confirmer {
+    /// The pattern's own regex, built on first use where it was left for later; `None` if
+    /// that build fails, which a test rules out for the built-in rules and
+    /// [`Engine::with_startup`] for an operator's.
+    fn regex(&self) -> Option<&meta::Regex> {
+        self.regex
+            .get_or_init(|| meta_regex(&self.hir, self.anchored, self.startup).ok())
+            .as_ref()
+    }
 }
 
 /// A match's span and its `secret` group's span.
@@ -612,34 +639,6 @@ impl Anchors {
 fn build_regex(pattern: &str, anchors: &Anchors, startup: Startup) -> Result<Confirmer, String> {
     let hir = parse(pattern)?;
     let anchored = anchors.starts.is_some();
-    let build = |hir: &Hir| {
-        meta::Builder::new()
-            .configure(
-                meta::Config::new()
-                    .nfa_size_limit(Some(8 << 20))
-                    .hybrid_cache_capacity(1 << 20)
-                    // Extracting a pattern's literals is ~40 % of building its regex (10 rules
-                    // an AWS pair hits: 1.1 ms against 1.9 ms), and a regex only ever runs on a
-                    // window around a keyword hit: one small input per process is better off
-                    // without the prefilter. So is a rule confirmed by anchored searches at
-                    // known starts, which a prefilter never serves (a tree of real code builds
-                    // some 350 rules' regexes, ~0.4 s of CPU).
-                    .auto_prefilter(startup == Startup::Throughput && !anchored)
-                    // Nor does it need the lazy DFA: building one also builds a reverse NFA, as
-                    // much work again as the pattern's own; the backtracker and the PikeVM
-                    // confirm a window as well. A fully built DFA pays for itself only over the
-                    // long unanchored searches of a window; anchored searches at known starts
-                    // read a few bytes each, which the lazy DFA serves as fast.
-                    .hybrid(startup == Startup::Throughput)
-                    .dfa(startup == Startup::Throughput && !anchored)
-                    // The one-pass DFA reads a match's groups faster than the backtracker, which
-                    // pays over many matches; over a hook event's few, building it costs more.
-                    .onepass(startup == Startup::Throughput),
-            )
-            .build_from_hir(hir)
-            .map_err(|e| e.to_string())
-    };
-    let regex = build(&hir)?;
     // Window searches too: a bearer token's `{20,2048}` walked the lazy DFA through a fresh
     // state per byte of each token, each a load from memory by the time the window came.
     let unbounded = (startup == Startup::Throughput)
@@ -647,7 +646,7 @@ fn build_regex(pattern: &str, anchors: &Anchors, startup: Startup) -> Result<Con
         .flatten();
     let unbounded_regex = match &unbounded {
         Some((hir, below)) => Some(Unbounded {
-            regex: build(hir)?,
+            regex: meta_regex(hir, anchored, startup)?,
             below: *below,
         }),
         None => None,
@@ -658,12 +657,50 @@ fn build_regex(pattern: &str, anchors: &Anchors, startup: Startup) -> Result<Con
     let parts = (startup == Startup::Throughput && anchored && between.is_none())
         .then(|| Parts::of(unbounded.as_ref().map_or(&hir, |(h, _)| h)))
         .flatten();
+    // The pattern's own regex is built now unless the unbounded one is asked first: then it
+    // is built when a match of that is too long to be the pattern's own, which few are.
+    let regex = OnceLock::new();
+    if unbounded_regex.is_none() {
+        regex.set(Some(meta_regex(&hir, anchored, startup)?)).ok();
+    }
     Ok(Confirmer {
         regex,
+        hir,
+        anchored,
+        startup,
         unbounded: unbounded_regex,
         between,
         parts,
     })
+}
+
+/// `hir` as a regex that confirms a rule's matches, built for `startup`.
+fn meta_regex(hir: &Hir, anchored: bool, startup: Startup) -> Result<meta::Regex, String> {
+    meta::Builder::new()
+        .configure(
+            meta::Config::new()
+                .nfa_size_limit(Some(8 << 20))
+                .hybrid_cache_capacity(1 << 20)
+                // Extracting a pattern's literals is ~40 % of building its regex (10 rules
+                // an AWS pair hits: 1.1 ms against 1.9 ms), and a regex only ever runs on a
+                // window around a keyword hit: one small input per process is better off
+                // without the prefilter. So is a rule confirmed by anchored searches at
+                // known starts, which a prefilter never serves (a tree of real code builds
+                // some 350 rules' regexes, ~0.4 s of CPU).
+                .auto_prefilter(startup == Startup::Throughput && !anchored)
+                // Nor does it need the lazy DFA: building one also builds a reverse NFA, as
+                // much work again as the pattern's own; the backtracker and the PikeVM
+                // confirm a window as well. A fully built DFA pays for itself only over the
+                // long unanchored searches of a window; anchored searches at known starts
+                // read a few bytes each, which the lazy DFA serves as fast.
+                .hybrid(startup == Startup::Throughput)
+                .dfa(startup == Startup::Throughput && !anchored)
+                // The one-pass DFA reads a match's groups faster than the backtracker, which
+                // pays over many matches; over a hook event's few, building it costs more.
+                .onepass(startup == Startup::Throughput),
+        )
+        .build_from_hir(hir)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -803,6 +840,77 @@ mod tests {
             .wide
             .get()
             .is_some_and(Option::is_some));
+    }
+
+    /// A throughput engine leaves a rule's own regex for later where an unbounded one is
+    /// asked first ([`Confirmer::regex`]): every built-in rule's still builds, and a match
+    /// too long to be the unbounded regex's own is answered by it as a hook's engine, which
+    /// has only the rule's own, answers it.
+    #[test]
+    fn a_regex_left_for_later_answers_the_long_matches() {
+        let mut later = 0;
+        for r in crate::rules::builtin() {
+            let anchors = Anchors::of(&r.pattern, &r.keywords, Startup::Throughput);
+            let c = build_regex(&r.pattern, &anchors, Startup::Throughput).unwrap();
+            later += usize::from(c.regex.get().is_none());
+            assert!(c.regex().is_some(), "{}", r.id);
+        }
+        assert!(later >= 20, "only {later} rules' regexes left for later");
+        let fast = Engine::with_startup(
+            crate::rules::builtin(),
+            Startup::Throughput,
+            FingerprintKey::ephemeral(),
+        )
+        .unwrap();
+        let quick = Engine::with_startup(
+            crate::rules::builtin(),
+            Startup::Latency,
+            FingerprintKey::ephemeral(),
+        )
+        .unwrap();
+        let jwt = fast.rules.iter().position(|r| r.id == "jwt").unwrap();
+        let part = |json: String| {
+            use base64::Engine as _;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+        };
+        let header = |pad: usize| part(format!(r#"{{"alg":"HS256","kid":"{}"}}"#, "k".repeat(pad)));
+        let payload = |pad: usize| {
+            part(format!(
+                r#"{{"sub":"{}","iat":1711992916}}"#,
+                "u".repeat(pad)
+            ))
+        };
+        let token = |h: String, p: String| format!("token: {h}.{p}.{}\n", "s".repeat(43));
+        // A JWT's header is at most 600 bytes: one of ~650 makes none. A payload of ~700
+        // makes a match longer than the 601 bytes under which the unbounded regex's match is
+        // the pattern's own, which the rule's own regex is then asked for.
+        let (long_header, long_payload) = (header(460), payload(500));
+        assert!(long_header.len() > 600 && long_payload.len() > 601);
+        let hay = [
+            token(long_header, payload(10)),
+            token(header(5), long_payload),
+            token(header(5), payload(10)),
+        ]
+        .concat();
+        let found = fast.scan(hay.as_bytes());
+        assert_eq!(
+            found.iter().filter(|m| m.rule == jwt).count(),
+            2,
+            "{found:?}"
+        );
+        assert_eq!(found, quick.scan(hay.as_bytes()));
+        let own = |e: &Engine| {
+            e.compiled[jwt]
+                .regex
+                .get()
+                .unwrap()
+                .as_ref()
+                .unwrap()
+                .regex
+                .get()
+                .is_some()
+        };
+        assert!(own(&fast));
     }
 
     #[test]

@@ -558,10 +558,10 @@ fn search(
             let span = |s: &[Option<NonMaxUsize>]| Some((s[0]?.get(), s[1]?.get()));
             // No match of the unbounded pattern: none of the rule's.
             unbounded
-                .map_or(&confirmer.regex, |u| &u.regex)
+                .map_or_else(|| confirmer.regex(), |u| Some(&u.regex))?
                 .search_slots(input, slots)?;
             if !span(slots).is_some_and(own) {
-                confirmer.regex.search_slots(input, slots)?;
+                confirmer.regex()?.search_slots(input, slots)?;
             }
             let (ms, me) = span(slots)?;
             let secret = match confirmer.between {
