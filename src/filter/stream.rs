@@ -1,16 +1,18 @@
 //! Driving a [`Masker`] over real streams: `leakhound filter` (stdin to stdout) and
-//! `leakhound run` (a child's stdout and stderr, each through its own masker).
+//! `leakhound run` (a child's stdout and stderr, each through its own masker, the two
+//! sharing the values they learn).
 //!
 //! Fail closed by construction: output is only ever written from what a masker returned, so
 //! if scanning fails (a read error, a panic) the held bytes are never forwarded unmasked.
 
 use super::Masker;
+use crate::detect::Known;
 use crate::engine::Engine;
 use crate::model::Finding;
 use std::io::{self, Read, Write};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 /// Where findings go as they are masked (a report file, notices on stderr).
@@ -18,17 +20,19 @@ pub trait Sink: Sync {
     fn finding(&self, f: &Finding);
 }
 
-/// Mask `input` into `output` until end of input. A partial line is forwarded after `idle`
-/// without new input. Returns quietly when `output` is closed.
+/// Mask `input` into `output` until end of input, learning the secret values it meets into
+/// `known` and masking every value in it. A partial line is forwarded after `idle` without
+/// new input. Returns quietly when `output` is closed.
 pub fn pump(
     engine: &Engine,
     name: &str,
+    known: Arc<Mutex<Known>>,
     mut input: impl Read + Send,
     output: &mut dyn Write,
     idle: Duration,
     sink: &dyn Sink,
 ) -> io::Result<()> {
-    let mut masker = Masker::new(engine, name);
+    let mut masker = Masker::sharing(engine, name, known);
     let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(4);
     std::thread::scope(|s| {
         s.spawn(move || {
@@ -156,9 +160,13 @@ pub fn run(
     CHILD.store(child.id() as i32, Ordering::SeqCst);
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
+    // One child's two streams share what they learn: a secret it printed named on stdout is
+    // masked where it prints it bare on stderr, and the other way round.
+    let known: Arc<Mutex<Known>> = Arc::default();
     let results = std::thread::scope(|s| {
-        let o = s.spawn(|| pump(engine, "stdout", out, &mut io::stdout(), idle, sink));
-        let e = s.spawn(|| pump(engine, "stderr", err, &mut io::stderr(), idle, sink));
+        let k = known.clone();
+        let o = s.spawn(|| pump(engine, "stdout", k, out, &mut io::stdout(), idle, sink));
+        let e = s.spawn(|| pump(engine, "stderr", known, err, &mut io::stderr(), idle, sink));
         (o.join(), e.join())
     });
     let status = child.wait();

@@ -63,6 +63,29 @@ fn filter_masks_a_value_again_wherever_it_repeats_and_ignores_the_workspace_conf
     assert_eq!(r.stdout.matches("[REDACTED:").count(), 5, "{}", r.stdout);
 }
 
+/// A child's stdout and stderr share what they learn, as docs/security.md says: a secret
+/// named on one stream is masked where the other prints it bare, whichever comes first.
+#[test]
+fn run_masks_a_value_named_on_one_stream_on_the_other() {
+    let sb = hostile();
+    let (_, secret) = fake_aws(2511);
+    let token = fake_github(2512);
+    // Named on stdout, bare on stderr; then the token's value learnt on stderr and printed
+    // bare on stdout. The sleeps put each name before its bare copy in time.
+    let script = format!(
+        "printf 'AWS_SECRET_ACCESS_KEY={secret}\\n'; sleep 0.3; printf 'bare {secret}\\n' >&2; \
+         printf 'GITHUB_TOKEN={token}\\n' >&2; sleep 0.3; printf 'bare {token}\\n'"
+    );
+    let r = run(&sb, &["run", "--", "sh", "-c", &script], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for (what, out) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+        assert_no_piece(out, &secret, &format!("run {what}"));
+        assert_no_piece(out, &token, &format!("run {what}"));
+    }
+    assert_eq!(r.stdout.matches("[REDACTED:").count(), 2, "{}", r.stdout);
+    assert!(r.stderr.matches("[REDACTED:").count() >= 2, "{}", r.stderr);
+}
+
 #[test]
 fn run_masks_a_value_again_in_the_same_stream() {
     let sb = hostile();
