@@ -152,8 +152,12 @@ impl Scanner {
         // Every shard lists the whole history; the first reports what went wrong listing it.
         let problems = listed?;
         if opts.shard.first() {
+            // History git could not list (a corrupt commit, refs left out) is history not
+            // scanned: counted as unreadable, so that `--strict` fails the run.
             for p in problems {
-                run.warn(repo.dir().display().to_string(), p);
+                let dir = repo.dir().display().to_string();
+                run.warn(dir.clone(), p);
+                run.unreadable(dir, false);
             }
         }
         Ok(())

@@ -383,6 +383,47 @@ fn a_corrupt_blob_is_a_warning_and_the_rest_is_scanned() {
     assert!(run.stderr.contains("broken.txt"));
 }
 
+/// A corrupt commit at a branch's tip makes `git log --all` fail before it lists anything;
+/// the other refs are still scanned, and a warning names those left out. That is history not
+/// scanned: `--strict` fails the run. With every ref corrupt, the run fails.
+#[test]
+fn a_corrupt_commit_leaves_out_its_refs_and_the_rest_is_scanned() {
+    let r = Repo::new();
+    let (_, line) = ghp_line(12);
+    r.commit(&[("kept.env", &line)], "first");
+    r.git(&["branch", "keep"]);
+    r.commit(&[("later.txt", "nothing here\n")], "second");
+    let corrupt = |id: &str| {
+        let obj = r.root.join(".git/objects").join(&id[..2]).join(&id[2..]);
+        let mut perm = std::fs::metadata(&obj).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perm.set_readonly(false);
+        std::fs::set_permissions(&obj, perm).unwrap();
+        std::fs::write(&obj, b"").unwrap();
+    };
+    corrupt(&r.git(&["rev-parse", "HEAD"]));
+
+    let run = r.leakhound(&["git", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc = run.json();
+    assert_eq!(doc["findings"].as_array().unwrap().len(), 1, "{doc:#}");
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| {
+            let m = w["message"].as_str().unwrap();
+            m.contains("left out") && m.contains("HEAD") && !m.contains("refs/heads/keep")
+        }),
+        "{warnings:#?}"
+    );
+    assert_eq!(doc["summary"]["skipped_unreadable"], 1, "{doc:#}");
+    assert_eq!(r.leakhound(&["git", "--strict"]).code, 2);
+
+    corrupt(&r.git(&["rev-parse", "keep"]));
+    let run = r.leakhound(&["git"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("empty"), "{}", run.stderr);
+}
+
 #[test]
 fn lfs_pointers_large_and_binary_blobs_are_reported_not_scanned() {
     let r = Repo::new();

@@ -77,6 +77,9 @@ pub struct Revs {
     pub state: String,
     /// HEAD's commit, for messages; `None` before the first commit.
     pub head: Option<String>,
+    /// For the whole history: what `--all` walks (HEAD, every ref, the stash's entries), one
+    /// by one, should git fail on the whole before listing anything ([`Repo::walkable`]).
+    each: Vec<String>,
 }
 
 /// A repository (work tree or bare) that git can open.
@@ -179,11 +182,20 @@ impl Repo {
                     "all\nHEAD {}\n{refs}stash\n{stash}",
                     head.as_deref().unwrap_or("-")
                 );
+                let each = std::iter::once("HEAD")
+                    .chain(
+                        refs.lines()
+                            .filter_map(|l| l.split_once(' ').map(|(_, r)| r)),
+                    )
+                    .chain(stash.lines())
+                    .map(str::to_string)
+                    .collect();
                 Ok(Revs {
                     select: "all".into(),
                     args,
                     state,
                     head,
+                    each,
                 })
             }
             Select::Range(range) => {
@@ -201,6 +213,7 @@ impl Repo {
                     state: format!("range {spec}\n{ends}"),
                     args: vec![spec],
                     head,
+                    each: Vec::new(),
                 })
             }
         }
@@ -212,6 +225,8 @@ impl Repo {
         let mut raw = Vec::new();
         let null = self.null.clone();
         let warnings = self.log(revs, |out| {
+            // Read again, after a failed listing of nothing, from the refs that walk.
+            raw.clear();
             out.read_to_end(&mut raw)?;
             // Listed anything: as a scan counts it, so both fail alike.
             Ok(each_change(&raw[..], &null, |_| {})? > 0)
@@ -222,18 +237,65 @@ impl Repo {
     /// Each change `revs` lists, handed to `f` as git writes it: the blobs of the first
     /// commits are read and scanned while git still works out the later ones. Returns the
     /// warnings.
-    pub fn each_change(&self, revs: &Revs, f: impl FnMut(Change)) -> Result<Vec<String>, GitError> {
+    pub fn each_change(
+        &self,
+        revs: &Revs,
+        mut f: impl FnMut(Change),
+    ) -> Result<Vec<String>, GitError> {
         let null = self.null.clone();
-        self.log(revs, |out| Ok(each_change(out, &null, f)? > 0))
+        self.log(revs, |out| Ok(each_change(out, &null, &mut f)? > 0))
     }
 
     /// Run git log over `revs`, its output read by `read` (which says whether it listed
-    /// anything); the warnings, or the error when git failed before listing anything.
+    /// anything); the warnings, or the error when git failed before listing anything. When
+    /// git fails on the whole history before listing anything (a corrupt commit at a
+    /// branch's tip), the refs it can walk are listed without the others, which a warning
+    /// names: a repository without commits is the only whole history with none.
     fn log(
         &self,
         revs: &Revs,
-        read: impl FnOnce(&mut dyn Read) -> std::io::Result<bool>,
+        mut read: impl FnMut(&mut dyn Read) -> std::io::Result<bool>,
     ) -> Result<Vec<String>, GitError> {
+        let stopped =
+            |msg: String| format!("git log stopped early; history listed up to there: {msg}");
+        let failed = match self.log_of(&revs.args, &mut read)? {
+            None => return Ok(Vec::new()),
+            Some((msg, true)) => return Ok(vec![stopped(msg)]),
+            Some((msg, false)) => msg,
+        };
+        // Not one ref, and HEAD not born: a repository without commits.
+        if revs.each == ["HEAD"] && revs.head.is_none() {
+            return Ok(Vec::new());
+        }
+        let (good, bad): (Vec<String>, Vec<String>) =
+            revs.each.iter().cloned().partition(|r| self.walkable(r));
+        if good.is_empty() {
+            return Err(GitError::Git(failed));
+        }
+        let mut warnings = vec![format!(
+            "git log failed on the whole history ({failed}); left out what cannot be walked: {}",
+            bad.join(", ")
+        )];
+        match self.log_of(&good, &mut read)? {
+            None => {}
+            Some((msg, true)) => warnings.push(stopped(msg)),
+            Some((msg, false)) => return Err(GitError::Git(msg)),
+        }
+        Ok(warnings)
+    }
+
+    /// Whether git can walk `rev`'s history, every commit of it readable.
+    fn walkable(&self, rev: &str) -> bool {
+        self.output(&["rev-list", "--quiet", rev, "--"]).is_ok()
+    }
+
+    /// One git log over `args`, read by `read`: `None` when git succeeded, else its message
+    /// and whether anything was listed before it failed.
+    fn log_of(
+        &self,
+        args: &[String],
+        read: &mut impl FnMut(&mut dyn Read) -> std::io::Result<bool>,
+    ) -> Result<Option<(String, bool)>, GitError> {
         let mut child = self
             .command()
             .args([
@@ -251,7 +313,7 @@ impl Repo {
                 "-z",
                 "--format=%x01%H%x00%an%x00%ae%x00%aI%x00%s",
             ])
-            .args(&revs.args)
+            .args(args)
             .arg("--")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -270,21 +332,7 @@ impl Repo {
         let status = child.wait()?;
         let err = err.join().unwrap_or_default();
         let listed = listed?;
-        let mut warnings = Vec::new();
-        if !status.success() {
-            let msg = first_line(&err);
-            // An empty repository has no revisions to walk: nothing to scan, not an error.
-            if revs.args == ["--all"] && revs.head.is_none() && !listed {
-                return Ok(warnings);
-            }
-            if !listed {
-                return Err(GitError::Git(msg));
-            }
-            warnings.push(format!(
-                "git log stopped early; history listed up to there: {msg}"
-            ));
-        }
-        Ok(warnings)
+        Ok((!status.success()).then(|| (first_line(&err), listed)))
     }
 
     /// The all-zero id of this repository's hash, which a raw listing uses for "no blob".
