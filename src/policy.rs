@@ -303,7 +303,10 @@ impl Policy {
                 regex::bytes::RegexSetBuilder::new(&allow.regexes)
                     .size_limit(1 << 20)
                     .build()
-                    .map_err(|e| invalid(format!("allow.regexes: {e}")))?,
+                    .map_err(|e| {
+                        let e = crate::rules::regex_error(&e.to_string());
+                        invalid(format!("allow.regexes: {e}"))
+                    })?,
             )
         };
         Ok(Policy {

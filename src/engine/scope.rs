@@ -35,7 +35,7 @@ fn set(r: &Rule, field: &'static str, patterns: &[String]) -> Result<Option<Rege
         .size_limit(1 << 22)
         .build()
         .map(Some)
-        .map_err(|e| r.invalid(field, e.to_string()))
+        .map_err(|e| r.invalid(field, crate::rules::regex_error(&e.to_string())))
 }
 
 /// Every pattern of `r`'s scope parsed as [`compile`] will build it: the errors a build
@@ -50,7 +50,7 @@ pub(super) fn check(r: &Rule) -> Result<(), RuleError> {
     for (field, p) in path.chain(allow) {
         parser()
             .parse(p)
-            .map_err(|e| r.invalid(field, e.to_string()))?;
+            .map_err(|e| r.invalid(field, crate::rules::regex_error(&e.to_string())))?;
     }
     Ok(())
 }
@@ -73,7 +73,9 @@ pub(super) fn compile(r: &Rule) -> Result<Option<Scope>, RuleError> {
     let path = r
         .path
         .as_deref()
-        .map(|p| Regex::new(p).map_err(|e| r.invalid("path", e.to_string())))
+        .map(|p| {
+            Regex::new(p).map_err(|e| r.invalid("path", crate::rules::regex_error(&e.to_string())))
+        })
         .transpose()?;
     let allow = r
         .allow

@@ -49,7 +49,10 @@ impl ValidateConfig {
             check_base(base).map_err(|why| format!("validate.endpoints.{name}: {why}"))?;
         }
         for c in &self.canary_patterns {
-            regex::Regex::new(c).map_err(|e| format!("validate.canary_patterns: {e}"))?;
+            regex::Regex::new(c).map_err(|e| {
+                let e = crate::rules::regex_error(&e.to_string());
+                format!("validate.canary_patterns: {e}")
+            })?;
         }
         Ok(())
     }

@@ -38,7 +38,34 @@ pub fn parse(pattern: &str) -> Result<Hir, String> {
         .nest_limit(64)
         .build()
         .parse(pattern)
-        .map_err(|e| e.to_string())
+        .map_err(|e| regex_error(&e.to_string()))
+}
+
+/// A regex crate's error without the pattern it quotes (`regex parse error:`, the pattern,
+/// a caret line, `error: …`): a pattern may be a secret itself (an allow list's literal
+/// value), and no message shows one. The column the caret points at is kept.
+pub fn regex_error(message: &str) -> String {
+    let lines: Vec<&str> = message.lines().collect();
+    let Some(what) = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.trim_start().strip_prefix("error: "))
+    else {
+        // No quoted pattern to leave out (a size limit): the crate's own words.
+        return message.lines().next().unwrap_or_default().to_string();
+    };
+    // One pattern line, then the carets under it, each indented as the crate indents.
+    let column = match lines[..] {
+        [_, pattern, carets, _] if carets.trim_start().starts_with('^') => {
+            let indent = pattern.len() - pattern.trim_start().len();
+            carets.find('^').and_then(|c| c.checked_sub(indent))
+        }
+        _ => None,
+    };
+    match column {
+        Some(c) => format!("regex parse error at column {}: {what}", c + 1),
+        None => format!("regex parse error: {what}"),
+    }
 }
 
 /// Parse `pattern` as the engine compiles it and read its facts.

@@ -11,6 +11,7 @@ pub mod gitleaks;
 mod set;
 pub mod validator;
 
+pub use facts::regex_error;
 pub use set::{load_set, load_set_from, RuleSet, SetError};
 
 use serde::Deserialize;
@@ -575,6 +576,37 @@ mod tests {
             "invalid type: string \"…\", expected a sequence"
         );
         assert_eq!(mask_quoted("cut \"abc"), "cut \"…");
+    }
+
+    /// The regex crates' errors quote the pattern, which may be a secret: none of it is
+    /// kept, only where the error is and what it is.
+    #[test]
+    fn regex_errors_never_quote_the_pattern() {
+        let secret = "+Zk9mQ2vX7pL4nR8tY1wE6sA3dF5gH0jK2lB9cV";
+        for e in [
+            regex::Regex::new(secret).unwrap_err().to_string(),
+            regex::bytes::RegexSetBuilder::new([format!("ok|{secret}")])
+                .build()
+                .unwrap_err()
+                .to_string(),
+            regex_syntax::Parser::new()
+                .parse(&format!("abc(?P<secret>{secret}"))
+                .unwrap_err()
+                .to_string(),
+            regex_syntax::Parser::new()
+                .parse(&format!("(?P<a>x)\n{secret}(?P<a>y)"))
+                .unwrap_err()
+                .to_string(),
+        ] {
+            assert!(e.contains(&secret[1..]), "{e}");
+            let m = regex_error(&e);
+            assert!(!m.contains(&secret[1..9]), "{m}");
+            assert!(m.starts_with("regex parse error"), "{m}");
+        }
+        assert_eq!(
+            regex_error(&regex::Regex::new(secret).unwrap_err().to_string()),
+            "regex parse error at column 1: repetition operator missing expression"
+        );
     }
 
     #[test]

@@ -319,7 +319,7 @@ impl HttpSpec {
         }
         for c in &self.canaries {
             if let Err(e) = regex::Regex::new(c) {
-                bad(format!("canaries: {e}"));
+                bad(format!("canaries: {}", super::regex_error(&e.to_string())));
             }
         }
         if self.concurrency == 0 || self.rate.is_nan() || self.rate <= 0.0 {

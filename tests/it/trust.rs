@@ -222,6 +222,56 @@ fn a_dotenv_given_as_config_or_rules_is_not_quoted_in_errors() {
     }
 }
 
+/// A literal value in an allow list is a normal way to allow a secret, and a secret with a
+/// `+` (an AWS one) is no valid regex: the error names the file, field and column, never
+/// the value. So for a rule's pattern and a gitleaks config's global allowlist, which is
+/// named as its own file's, not as the first rule it is merged into.
+#[test]
+fn a_regex_error_does_not_quote_the_pattern() {
+    let sb = Sandbox::new();
+    let (_, secret) = fake_aws(1051);
+    let value = format!("+{}", &secret[1..]);
+    sb.write("clean.txt", "nothing\n");
+    sb.write("lh.toml", format!("[allow]\nregexes = [\"{value}\"]\n"));
+    sb.write(
+        "rules.toml",
+        format!(
+            "[[rules]]\nid = \"x.y\"\nname = \"x\"\nkeywords = [\"abc\"]\n\
+             pattern = \"abc(?P<secret>{value})\"\nexamples = [\"abc1\"]\nnegatives = []\n"
+        ),
+    );
+    sb.write(
+        "gitleaks.toml",
+        format!(
+            "title = \"t\"\n[[rules]]\nid = \"x\"\nregex = \"abc[0-9]{{10}}\"\n\
+             [allowlist]\nregexes = [\"{value}\"]\n"
+        ),
+    );
+    for (args, names) in [
+        (
+            vec!["scan", "clean.txt", "--config", "lh.toml"],
+            "lh.toml: allow.regexes",
+        ),
+        (
+            vec!["scan", "clean.txt", "--rules", "rules.toml"],
+            "rules.toml",
+        ),
+        (vec!["rules", "check", "rules.toml"], "rules.toml"),
+        (
+            vec!["scan", "clean.txt", "--rules", "gitleaks.toml"],
+            "gitleaks.toml",
+        ),
+    ] {
+        let r = sb.run(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(names), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("column"), "{args:?}: {}", r.stderr);
+        for out in [&r.stdout, &r.stderr] {
+            assert_no_piece(out, &secret, &format!("{args:?}"));
+        }
+    }
+}
+
 fn sha256_fingerprint(rule: &str, secret: &str) -> String {
     use sha2::Digest;
     let mut h = sha2::Sha256::new();

@@ -300,6 +300,19 @@ pub fn convert(origin: &str, text: &str) -> Result<Converted, RuleError> {
         });
     }
     for (n, a) in cfg.allowlist.iter().chain(&cfg.allowlists).enumerate() {
+        // Checked here, where the file can be named: merged into every rule, a bad one
+        // failed at the first rule it was merged into, a built-in one.
+        for p in &a.regexes {
+            // Parsed as a rule's scope parses them (`engine::scope`).
+            regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(p)
+                .map_err(|e| {
+                    let e = super::regex_error(&e.to_string());
+                    fail(&format!("[allowlist] {n}"), "regexes", e)
+                })?;
+        }
         let converted = allow(a, &format!("allowlist {n}"), &mut out.notes);
         let targets = a
             .target_rules

@@ -11,7 +11,7 @@ pub(super) fn parse(pattern: &str) -> Result<Hir, String> {
         .nest_limit(64)
         .build()
         .parse(pattern)
-        .map_err(|e| e.to_string().lines().last().unwrap_or_default().to_string())
+        .map_err(|e| crate::rules::regex_error(&e.to_string()))
 }
 
 /// `regex` with its secret group named `secret`: group `n` (gitleaks' `secretGroup`), else the
