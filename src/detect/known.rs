@@ -137,10 +137,23 @@ impl Known {
         self.values.is_empty()
     }
 
-    /// Remember `value`, found by `rule`. Returns whether it was new. Values shorter than
-    /// [`MIN_VALUE`] (after trimming the whitespace a decoded view may carry) are not kept.
+    /// Remember `value`, found by `rule`, and the forms it takes encoded ([`encoded`]): a
+    /// secret named once is masked where it is repeated in a URL, a JSON string or base64.
+    /// Returns whether it was new. Values shorter than [`MIN_VALUE`] (after trimming the
+    /// whitespace a decoded view may carry) are not kept.
     pub fn add(&mut self, value: &[u8], rule: usize) -> bool {
         let value = value.trim_ascii();
+        if !self.add_one(value, rule) {
+            return false;
+        }
+        for form in encoded(value) {
+            self.add_one(&form, rule);
+        }
+        true
+    }
+
+    /// [`Known::add`] of `value` alone.
+    fn add_one(&mut self, value: &[u8], rule: usize) -> bool {
         if value.len() < MIN_VALUE || self.index.contains_key(value) {
             return false;
         }
@@ -187,10 +200,10 @@ impl Known {
         }
     }
 
-    /// Remember every value `other` holds.
+    /// Remember every value `other` holds (its encoded forms are among them).
     pub fn absorb(&mut self, other: Known) {
         for (v, rule) in other.values {
-            self.add(&v, rule);
+            self.add_one(&v, rule);
         }
     }
 
@@ -300,6 +313,72 @@ impl Known {
     }
 }
 
+/// The forms `value` takes where a program encodes it, each differing from it: in a URL
+/// (percent-encoded as Python's `quote(v, safe="")` and JavaScript's `encodeURIComponent`
+/// write it, hex in either case), in a JSON string (with `/` escaped as PHP writes it, or
+/// not), and base64 of it alone (standard and URL-safe, without the padding, which then
+/// shows). Base64 of a longer text holding it, the value at any offset, is not among them:
+/// a decoded view finds what a rule finds there.
+fn encoded(value: &[u8]) -> Vec<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    // Built only where they differ from the value: a run learns tens of thousands of values,
+    // most of them letters and digits alone, whose only other form is base64.
+    let mut forms = Vec::new();
+    let unreserved = |b: &u8| b.is_ascii_alphanumeric() || b"-._~".contains(b);
+    if !value.iter().all(unreserved) {
+        let percent = |keep: &[u8], hex: &[u8; 16]| -> Vec<u8> {
+            let mut out = Vec::with_capacity(value.len() * 3);
+            for &b in value {
+                if unreserved(&b) || keep.contains(&b) {
+                    out.push(b);
+                } else {
+                    out.extend_from_slice(&[
+                        b'%',
+                        hex[usize::from(b >> 4)],
+                        hex[usize::from(b & 15)],
+                    ]);
+                }
+            }
+            out
+        };
+        let (upper, lower) = (b"0123456789ABCDEF", b"0123456789abcdef");
+        // JavaScript keeps `!*'()` as they are; Python encodes them.
+        let keeps: &[&[u8]] = if value.iter().any(|b| b"!*'()".contains(b)) {
+            &[b"", b"!*'()"]
+        } else {
+            &[b""]
+        };
+        for keep in keeps {
+            let form = percent(keep, upper);
+            if form.iter().any(|b| (b'A'..=b'F').contains(b)) {
+                forms.push(percent(keep, lower));
+            }
+            forms.push(form);
+        }
+    }
+    if value.iter().any(|b| b"\"\\/".contains(b)) {
+        for slash in [false, true] {
+            let mut out = Vec::with_capacity(value.len() + 8);
+            for &b in value {
+                match b {
+                    b'"' | b'\\' => out.extend_from_slice(&[b'\\', b]),
+                    b'/' if slash => out.extend_from_slice(b"\\/"),
+                    _ => out.push(b),
+                }
+            }
+            forms.push(out);
+        }
+    }
+    let b64 = STANDARD_NO_PAD.encode(value).into_bytes();
+    if b64.iter().any(|b| b"+/".contains(b)) {
+        forms.push(URL_SAFE_NO_PAD.encode(value).into_bytes());
+    }
+    forms.push(b64);
+    forms.retain(|f| f[..] != *value);
+    forms
+}
+
 fn four(b: &[u8]) -> [u8; MIN_PREFIX] {
     let mut k = [0; MIN_PREFIX];
     k.copy_from_slice(&b[..MIN_PREFIX]);
@@ -309,6 +388,43 @@ fn four(b: &[u8]) -> [u8; MIN_PREFIX] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A value is found as programs write it encoded: in a URL (either case of hex), in a
+    /// JSON string with `/` escaped, and as base64 of it alone; each such occurrence is
+    /// masked whole. Absorbing a table adds no forms of forms.
+    #[test]
+    fn a_value_is_found_in_its_encoded_forms() {
+        let value = "wJa1rXUtnFEMI/K7MDENG+bPxRfiCYz9k3Lq8vTd";
+        let mut k = Known::new();
+        assert!(k.add(value.as_bytes(), 7));
+        let texts = [
+            "url=wJa1rXUtnFEMI%2FK7MDENG%2BbPxRfiCYz9k3Lq8vTd&x=1".to_string(),
+            "url=wJa1rXUtnFEMI%2fK7MDENG%2bbPxRfiCYz9k3Lq8vTd&x=1".to_string(),
+            r#"{"s":"wJa1rXUtnFEMI\/K7MDENG+bPxRfiCYz9k3Lq8vTd"}"#.to_string(),
+            format!("data: {}\n", {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD.encode(value)
+            }),
+        ];
+        for t in &texts {
+            let found = k.find(t.as_bytes());
+            assert_eq!(found.len(), 1, "{t}");
+            let o = found[0];
+            let piece = &t[o.start..o.end];
+            assert!(piece.len() >= value.len() && o.rule == 7, "{t}: {piece}");
+            // What is left around it holds no piece of the value.
+            let rest = [&t[..o.start], &t[o.end..]].concat();
+            assert!(
+                !rest.contains("wJa1") && !rest.contains("vTd") && !rest.contains("K7MD"),
+                "{rest}"
+            );
+        }
+        let n = k.len();
+        assert!(n > 1 && n <= 9, "{n}");
+        let mut again = Known::new();
+        again.absorb(k);
+        assert_eq!(again.len(), n);
+    }
 
     #[test]
     fn every_occurrence_of_a_value_is_found() {

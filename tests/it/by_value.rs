@@ -101,6 +101,59 @@ fn run_masks_a_value_again_in_the_same_stream() {
     assert_eq!(r.stdout.matches("[REDACTED:").count(), 3, "{}", r.stdout);
 }
 
+/// A secret named once is masked where it is repeated encoded as programs write it: in a
+/// URL, in a JSON string with `/` escaped, and as base64 of it alone; by `filter`, by a hook
+/// and in a scan report's contexts.
+#[test]
+fn a_value_is_masked_where_it_is_repeated_encoded() {
+    use base64::Engine as _;
+    let sb = hostile();
+    let (_, s) = fake_aws(2513);
+    // With the two bytes that encodings change.
+    let secret = format!("{}/{}+{}", &s[..10], &s[11..20], &s[21..]);
+    let percent = secret.replace('/', "%2F").replace('+', "%2B");
+    let escaped = secret.replace('/', "\\/");
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&secret);
+    let text = format!(
+        "AWS_SECRET_ACCESS_KEY={secret}\nurl: https://h/?k={percent}&x=1\n\
+         json: {{\"s\":\"{escaped}\"}}\ndata: {b64}\n"
+    );
+    let leaks = |out: &str, what: &str| {
+        assert_no_piece(out, &secret, what);
+        assert_no_piece(out, &b64[..b64.len() - 4], what);
+    };
+    let r = run(&sb, &["filter"], Some(text.as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    leaks(&r.stdout, "filter");
+    assert_eq!(r.stdout.matches("[REDACTED:").count(), 4, "{}", r.stdout);
+
+    let event = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "PostToolUse",
+        "tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "env"},
+        "tool_response": {"stdout": text, "stderr": "", "interrupted": false, "isImage": false},
+    });
+    let r = run(&sb, &["hook", "claude"], Some(event.to_string().as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("updatedToolOutput"), "{}", r.stdout);
+    leaks(&r.stdout, "hook");
+
+    // In a report, the context of another finding on the line holds the encoded copies (a
+    // scan of a tree reads its config: a sandbox without the hostile one).
+    let sb = Sandbox::new();
+    let token = fake_github(2514);
+    sb.write(
+        "a.txt",
+        format!(
+            "AWS_SECRET_ACCESS_KEY={secret}\n\
+             url {percent} json \"{escaped}\" data {b64} token {token}\n"
+        ),
+    );
+    let r = sb.run(&["scan", "a.txt", "--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.contains(" data "), "no context: {}", r.stdout);
+    leaks(&r.stdout, "scan report");
+}
+
 #[test]
 fn a_hook_masks_what_the_tool_input_named_in_the_output_and_in_keys() {
     let sb = hostile();
