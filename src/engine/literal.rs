@@ -50,6 +50,31 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
     if spaced && (word.is_some_and(logfmt_key) || is_flag) {
         return true;
     }
+    // A YAML pair after other words, as a log line or a terminal shows it (`INFO
+    // db_password: …`, `$ echo POSTGRES_PASSWORD: …`): the value ends the line, the key is an
+    // identifier, not a word of prose (`your password: …`), and the line is no comment
+    // (` * requested_token_type: rfc8693#section-2.1`). In code the pair is a field or a
+    // type (`private_key: Ed25519PrivateKey | …`, `tokens: u?.tokens ?? 0,`), which goes on.
+    let trimmed = head.trim_ascii_end();
+    let commented = |line: &[u8]| {
+        let line = line.trim_ascii_start();
+        [&b"*"[..], b"/", b"#", b"--", b";", b"<!"]
+            .iter()
+            .any(|c| line.starts_with(c))
+    };
+    if (next.is_none() || comment)
+        && trimmed.len() < head.len()
+        && trimmed.ends_with(b":")
+        && !commented(head)
+    {
+        let key = match trimmed.iter().rposition(|b| b.is_ascii_whitespace()) {
+            Some(p) => &trimmed[p + 1..],
+            None => trimmed,
+        };
+        if logfmt_key(key) && identifier(&key[..key.len() - 1]) {
+            return true;
+        }
+    }
     embedded_line(head, &hay[m.end..]) || xml_text(hay, m.start, m.end)
 }
 
@@ -89,6 +114,13 @@ fn logfmt_key(last: &[u8]) -> bool {
         && key
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(b))
+}
+
+/// A name as code and environments write one, not a word of prose: with `_`, `.` or `-` in
+/// it, or in capitals (`db_password`, `POSTGRES_PASSWORD`, `PASSWORD`).
+fn identifier(key: &[u8]) -> bool {
+    key.iter().any(|b| b"_.-".contains(b))
+        || (key.iter().any(u8::is_ascii_uppercase) && !key.iter().any(u8::is_ascii_lowercase))
 }
 
 /// `head` is what precedes a value on a config line: indentation, a YAML `- `, `export` and
@@ -148,6 +180,23 @@ mod tests {
             "q8Vz3LmT0pWx9RkJ"
         ));
         assert!(!lit("f(password=q8Vz3LmT0pWx9RkJ, x)", "q8Vz3LmT0pWx9RkJ"));
+        // A YAML pair after other words, as a log line or an echo shows it: with a name's
+        // shape, not prose's.
+        for line in [
+            "again POSTGRES_PASSWORD: q8Vz3LmT0pWx9RkJ",
+            "$ echo POSTGRES_PASSWORD: q8Vz3LmT0pWx9RkJ",
+            "INFO postgres_password: q8Vz3LmT0pWx9RkJ",
+        ] {
+            assert!(lit(line, "q8Vz3LmT0pWx9RkJ"), "{line}");
+        }
+        for line in [
+            "your password: q8Vz3LmT0pWx9RkJ",
+            "INFO db_password: q8Vz3LmT0pWx9RkJ, retrying",
+            " * the exchange's requested_token_type: q8Vz3LmT0pWx9RkJ",
+            "    private_key: q8Vz3LmT0pWx9RkJ | Other",
+        ] {
+            assert!(!lit(line, "q8Vz3LmT0pWx9RkJ"), "{line}");
+        }
         assert!(lit("curl --token=q8Vz3LmT0pWx9RkJ", "q8Vz3LmT0pWx9RkJ"));
         assert!(!lit("token = \"q8Vz3LmT0pWx9RkJ'", "q8Vz3LmT0pWx9RkJ"));
         assert!(!lit(

@@ -154,6 +154,26 @@ fn a_value_is_masked_where_it_is_repeated_encoded() {
     leaks(&r.stdout, "scan report");
 }
 
+/// A password in a YAML pair after other words, as a log line or an echo shows it, is
+/// masked, and so is the same value later bare.
+#[test]
+fn a_password_pair_after_other_words_is_masked() {
+    let sb = hostile();
+    let (_, s) = fake_aws(2515);
+    let password = format!("{}x7", &s[..12]);
+    for line in [
+        format!("again POSTGRES_PASSWORD: {password}"),
+        format!("$ echo POSTGRES_PASSWORD: {password}"),
+        format!("INFO postgres_password: {password}"),
+    ] {
+        let text = format!("{line}\nconnected as {password}\n");
+        let r = run(&sb, &["filter"], Some(text.as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_no_piece(&r.stdout, &password, &line);
+        assert_eq!(r.stdout.matches("[REDACTED:").count(), 2, "{}", r.stdout);
+    }
+}
+
 #[test]
 fn a_hook_masks_what_the_tool_input_named_in_the_output_and_in_keys() {
     let sb = hostile();
