@@ -303,7 +303,7 @@ impl Merger {
                     writeln!(
                         out,
                         "{}  {}  {} place{}{}",
-                        crate::report::printable(&e.rule),
+                        crate::report::printable(&super::mask_known_text(&e.rule, &known)),
                         crate::report::printable(&e.secret),
                         e.locations.len(),
                         if e.locations.len() == 1 { "" } else { "s" },
@@ -367,15 +367,17 @@ impl Merger {
         known: &[&str],
         out: &mut dyn Write,
     ) -> io::Result<()> {
-        let rules: BTreeMap<&str, &str> = entries
+        // A report is not trusted to keep its secrets to the secret's field.
+        let mask = |s: &str| super::mask_known_text(s, known);
+        let rules: BTreeMap<String, String> = entries
             .iter()
-            .map(|(_, e)| (e.rule.as_str(), e.name.as_str()))
+            .map(|(_, e)| (mask(&e.rule), mask(&e.name)))
             .collect();
         let results = entries.iter().map(|(fp, e)| {
             json!({
-                "ruleId": e.rule,
+                "ruleId": mask(&e.rule),
                 "level": "error",
-                "message": {"text": format!("{} ({}), found in {} place(s)", e.name, e.secret, e.locations.len())},
+                "message": {"text": format!("{} ({}), found in {} place(s)", mask(&e.name), e.secret, e.locations.len())},
                 "partialFingerprints": {"leakhound/v1": fp},
                 "locations": e.locations.values().map(|p| json!({
                     "physicalLocation": {
@@ -402,8 +404,9 @@ fn entry_json(fp: &str, e: &Entry, known: &[&str]) -> Value {
         .collect();
     let mut v = json!({
         "fingerprint": fp,
-        "rule": e.rule,
-        "name": e.name,
+        // A report is not trusted to keep its secrets to the secret's field.
+        "rule": super::mask_known_text(&e.rule, known),
+        "name": super::mask_known_text(&e.name, known),
         "confidence": e.confidence.map_or("", Confidence::as_str),
         "secret": e.secret,
         "redacted": e.redacted,

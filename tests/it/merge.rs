@@ -194,9 +194,16 @@ fn readers_of_earlier_reports_mask_whatever_the_records_say() {
     let repo = Repo::new();
     let token = fake_github(4401);
     let other = fake_github(4402);
+    // A forged record holds its secret in its rule's id and name too.
+    let forged = fake_github(4403);
     let record = |fp: &str, secret: &str, flag: Option<bool>| {
+        let (rule, name) = if secret == forged {
+            (forged.clone(), format!("named {forged}"))
+        } else {
+            ("github.pat".to_string(), "GitHub token".to_string())
+        };
         let mut v = serde_json::json!({
-            "rule": "github.pat", "name": "GitHub token", "confidence": "high",
+            "rule": rule, "name": name, "confidence": "high",
             "path": "deploy.sh", "line": 1, "column": 14, "fingerprint": fp,
             "secret": secret, "entropy": 4.7,
             "context": format!("export GITHUB_TOKEN={token} OTHER={other}"),
@@ -211,9 +218,10 @@ fn readers_of_earlier_reports_mask_whatever_the_records_say() {
     repo.sb.write(
         "hand.jsonl",
         format!(
-            "{}\n{}\n",
+            "{}\n{}\n{}\n",
             record("f1", &token, None),
-            record("f2", &other, Some(true))
+            record("f2", &other, Some(true)),
+            record("f3", &forged, None)
         ),
     );
     for format in ["human", "json", "jsonl", "sarif"] {
@@ -233,7 +241,7 @@ fn readers_of_earlier_reports_mask_whatever_the_records_say() {
         assert_eq!(r.code, 1, "{format}: {}", r.stderr);
         let path = repo.sb.path(&out);
         let text = std::fs::read_to_string(&path).unwrap();
-        for s in [&token, &other] {
+        for s in [&token, &other, &forged] {
             assert_no_piece(&text, s, &format!("merge --format {format}"));
             assert_no_piece(&r.stderr, s, "merge stderr");
         }
@@ -243,7 +251,7 @@ fn readers_of_earlier_reports_mask_whatever_the_records_say() {
     let r = leakhound(&repo, &["validate", "hand.jsonl", "-o", "checked.jsonl"]);
     let path = repo.sb.path("checked.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
-    for s in [&token, &other] {
+    for s in [&token, &other, &forged] {
         assert_no_piece(&text, s, "validate REPORT");
         assert_no_piece(&r.stderr, s, "validate stderr");
     }
