@@ -110,12 +110,33 @@ pub fn to_run(o: Output) -> Run {
 }
 
 /// Fails when `out` holds any run of 5 or more characters of `secret`: the masking promise is
-/// "no piece", not "not whole".
+/// "no piece", not "not whole". A keyed hash a report prints (a 32-digit fingerprint, a
+/// 12-digit key id) is random hex, and holds five digits of a secret now and then (a Slack
+/// token's run of digits): such a run is passed over unless it is itself a piece of the
+/// secret.
 pub fn assert_no_piece(out: &str, secret: &str, what: &str) {
+    let mut text = out.as_bytes().to_vec();
+    let hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    let mut at = 0;
+    while at < text.len() {
+        let len = text[at..].iter().take_while(|b| hex(b)).count();
+        if len == 0 {
+            at += 1;
+            continue;
+        }
+        let run = &text[at..at + len];
+        let glued = text.get(at + len).is_some_and(u8::is_ascii_alphanumeric)
+            || (at > 0 && text[at - 1].is_ascii_alphanumeric());
+        if !glued && matches!(len, 12 | 32) && !secret.contains(std::str::from_utf8(run).unwrap()) {
+            text[at..at + len].fill(b'.');
+        }
+        at += len;
+    }
+    let text = String::from_utf8_lossy(&text);
     for w in secret.as_bytes().windows(5) {
         let piece = std::str::from_utf8(w).unwrap();
         assert!(
-            !out.contains(piece),
+            !text.contains(piece),
             "{what}: a piece of a secret ({piece}) is in the output:\n{out}"
         );
     }
