@@ -61,6 +61,35 @@ pub fn unescape(raw: &[u8], offset: usize) -> View {
     v
 }
 
+/// `doc` (valid JSON, its strings `strings` in order) with its strings decoded in place, as
+/// [`unescape`] decodes it, but with consecutive items of one array of strings run together:
+/// the bytes between them (`", "`) left out. A notebook's multi-line field is such an array,
+/// which every reader shows joined, so a secret cut between two of its items is one text here.
+pub fn unescape_joining_items(doc: &[u8], strings: &[StringAt]) -> View {
+    let mut joined: Option<View> = None;
+    let mut add = |part: View| match &mut joined {
+        Some(v) => v.extend(&part),
+        None => joined = Some(part),
+    };
+    let mut from = 0;
+    for pair in strings.windows(2) {
+        if next_items(&pair[0].path, &pair[1].path) {
+            add(unescape(&doc[from..pair[0].end], from));
+            from = pair[1].start;
+        }
+    }
+    add(unescape(&doc[from..], from));
+    joined.unwrap_or_default()
+}
+
+/// Whether `b` is the array item right after `a`.
+fn next_items(a: &[Step], b: &[Step]) -> bool {
+    match (a.split_last(), b.split_last()) {
+        (Some((Step::Index(i), pa)), Some((Step::Index(j), pb))) => *j == i + 1 && pa == pb,
+        _ => false,
+    }
+}
+
 fn hex4(b: &[u8]) -> Option<u32> {
     let s = std::str::from_utf8(b.get(..4)?).ok()?;
     u32::from_str_radix(s, 16).ok()

@@ -653,11 +653,11 @@ impl Prefixes {
 }
 
 /// A copy of a notebook with every secret replaced by `[REDACTED:rule-id]`, and how many were
-/// replaced: the same structural masking as hooks and transcripts ([`mask_json`]: every
-/// string, decoded views included), so a valid notebook stays valid JSON. A notebook that is
-/// not JSON is masked as plain text (`valid_json` false).
+/// replaced: the same structural masking as hooks and transcripts ([`Masking::notebook`]:
+/// every string, decoded views included, a multi-line field read whole), so a valid notebook
+/// stays valid JSON. A notebook that is not JSON is masked as plain text (`valid_json` false).
 pub fn redact_notebook(engine: &Engine, raw: &[u8]) -> (Vec<u8>, usize, bool) {
-    match mask_json(engine, "notebook", raw) {
+    match Masking::new(engine).notebook("notebook", raw) {
         Some(m) => (m.bytes, m.findings.len(), true),
         None => {
             let m = mask_text(engine, "notebook", raw);

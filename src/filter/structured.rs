@@ -84,6 +84,28 @@ impl<'e> Masking<'e> {
         let strings = json::strings_and_keys(doc)?;
         // Outside strings valid JSON has no backslash, so this decodes the strings in place.
         let text = json::unescape(doc, 0);
+        Some(self.decoded(name, doc, &strings, &text))
+    }
+
+    /// A notebook masked as [`Masking::json`] masks any document, its multi-line fields read
+    /// as the one text each is: nbformat writes a cell's source or an output's text as a list
+    /// of strings that every reader shows joined, so a secret cut between two of them is
+    /// masked in both. `None` when it is not JSON.
+    pub fn notebook(&self, name: &str, doc: &[u8]) -> Option<Masked> {
+        let strings = json::strings_and_keys(doc)?;
+        let text = json::unescape_joining_items(doc, &strings);
+        Some(self.decoded(name, doc, &strings, &text))
+    }
+
+    /// `doc` masked where the secrets of `text` (its strings decoded, each mapped back to
+    /// `doc`) are, each cut to the strings of `strings` it spans.
+    fn decoded(
+        &self,
+        name: &str,
+        doc: &[u8],
+        strings: &[StringAt],
+        text: &crate::decode::View,
+    ) -> Masked {
         let vis = Visible::new(&text.bytes);
         let mut known = lock(&self.known);
         let (_, detection) = detect(self.engine, &vis, &mut known, true);
@@ -118,10 +140,10 @@ impl<'e> Masking<'e> {
                 (start, end, m.rule)
             })
             .collect();
-        Some(Masked {
-            bytes: splice(self.engine, doc, &strings, spans),
+        Masked {
+            bytes: splice(self.engine, doc, strings, spans),
             findings,
-        })
+        }
     }
 
     /// A masked copy of a parsed value, through [`Masking::json`] on its serialisation, so

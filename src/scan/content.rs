@@ -76,21 +76,9 @@ impl Scanner {
         let mut known = Vec::new();
         let mut each = Vec::with_capacity(parts.len());
         for part in &parts {
-            let v = &part.view;
-            let mapped: Vec<Match> = self
-                .engine
-                .scan(&v.bytes)
-                .into_iter()
-                .map(|m| Match {
-                    start: v.map.get(m.start),
-                    end: v.map.get(m.end),
-                    rule: m.rule,
-                    match_start: v.map.get(m.match_start),
-                    match_end: v.map.get(m.match_end),
-                })
-                .collect();
-            known.extend_from_slice(&mapped);
-            each.push(mapped);
+            let found = in_field(&self.engine, raw, &part.view);
+            known.extend(found.spans());
+            each.push(found);
         }
         // The file as it is, too: a secret outside every cell's text (in metadata, widget
         // state) is a finding of its own, and masked in every context.
@@ -104,24 +92,17 @@ impl Scanner {
         known.extend_from_slice(&raw_plain);
         let (rules, key) = (self.engine.rules(), self.engine.fingerprint_key());
         let mut out = model::findings_masked(rules, raw, &outside, &known, at, Origin::START, key);
-        for (part, mapped) in parts.iter().zip(each) {
-            let matches: Vec<Match> = mapped
-                .into_iter()
-                .filter(|m| !self.allowed(raw, m, at))
-                .collect();
-            if matches.is_empty() {
+        let allowed = |text: &[u8], m: &Match| self.allowed(text, m, at);
+        let sieve = Sieve {
+            allowed: &allowed,
+            ..Sieve::KEEP_ALL
+        };
+        for (part, found) in parts.iter().zip(each) {
+            if found.is_empty() {
                 continue;
             }
             let prov = in_notebook(at, part);
-            out.extend(model::findings_masked(
-                rules,
-                raw,
-                &matches,
-                &known,
-                &prov,
-                Origin::START,
-                key,
-            ));
+            out.extend(found.findings(&self.engine, raw, &known, &prov, Origin::START, sieve));
         }
         Some(out)
     }
@@ -229,6 +210,42 @@ impl Scanner {
     pub(super) fn matches(&self, hay: &[u8]) -> Scanned {
         crate::detect::detect(&self.engine, hay)
     }
+}
+
+/// What one field of a notebook holds (`view`, its text decoded from the JSON strings of
+/// `raw`), at its spans in `raw`. A match that stands in the file as it is read is plain; one
+/// that an escape or the join of a multi-line field's lines (`"ghp_…", "…"`) changed is a
+/// decoded one, its value the text's: a checksum, and masking by value, need the token a
+/// reader sees, not the quotes and comma between its pieces.
+fn in_field(engine: &crate::engine::Engine, raw: &[u8], view: &crate::decode::View) -> Detection {
+    let found = crate::detect::detect(engine, &view.bytes);
+    let to_raw = |m: &Match| Match {
+        start: view.map.get(m.start),
+        end: view.map.get(m.end),
+        rule: m.rule,
+        match_start: view.map.get(m.match_start),
+        match_end: view.map.get(m.match_end),
+    };
+    let mut out = Detection::default();
+    for m in &found.plain {
+        let at = to_raw(m);
+        let text = &view.bytes[m.span()];
+        if raw.get(at.span()) == Some(text) {
+            out.plain.push(at);
+        } else {
+            out.decoded.push(crate::detect::Decoded {
+                encoding: crate::decode::Encoding::Escapes,
+                at,
+                secret: text.to_vec(),
+            });
+        }
+    }
+    out.decoded
+        .extend(found.decoded.into_iter().map(|d| crate::detect::Decoded {
+            at: to_raw(&d.at),
+            ..d
+        }));
+    out
 }
 
 pub(super) fn notebook_as_text() -> String {

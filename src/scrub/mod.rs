@@ -2,13 +2,13 @@
 //! in place with every secret the masker finds replaced by `[REDACTED:rule-id]`.
 //!
 //! Each file is masked in its own format, so the agent can still read it:
-//! - JSON Lines (`.jsonl`, `.ndjson`): each line through [`filter::mask_json`], so it stays one
+//! - JSON Lines (`.jsonl`, `.ndjson`): each line through [`crate::filter::mask_json`], so it stays one
 //!   valid JSON value with only masked strings changed; a line that is not JSON is masked as
 //!   text and reported.
-//! - JSON (`.json`): the whole document through [`filter::mask_json`].
-//! - Notebooks (`.ipynb`): [`filter::redact_notebook`], then the JSON masker over what the
-//!   notebook reader does not look at (metadata, escaped strings).
-//! - Anything else that is not binary: [`filter::mask_text`].
+//! - JSON (`.json`): the whole document through [`crate::filter::mask_json`].
+//! - Notebooks (`.ipynb`): [`Masking::notebook`], the JSON masker with each multi-line field
+//!   read as the one text a notebook reader shows.
+//! - Anything else that is not binary: [`crate::filter::mask_text`].
 //!
 //! A file is replaced through a temporary file in its directory, renamed over it, with its
 //! permissions and modification time. A file modified less than `min_age` ago is skipped
@@ -24,7 +24,7 @@ pub mod sqlite;
 pub use file::{files, scrub_file, FileOutcome, Options};
 
 use crate::engine::Engine;
-use crate::filter::{self, Masking};
+use crate::filter::Masking;
 use crate::model::Finding;
 use std::path::Path;
 
@@ -124,23 +124,15 @@ pub fn scrub(engine: &Engine, name: &str, kind: Kind, raw: &[u8]) -> Result<Scru
             },
             None => as_text(&masking, name, raw, true),
         },
-        Kind::Notebook => {
-            let (redacted, _, valid) = filter::redact_notebook(engine, raw);
-            if !valid {
-                return Ok(as_text(&masking, name, raw, true));
-            }
-            // The notebook reader looks at cells and outputs; the JSON masker at every string.
-            let bytes = match masking.json(name, &redacted) {
-                Some(m) => m.bytes,
-                None => redacted,
-            };
-            Scrubbed {
-                changes: marker_changes(raw, &bytes),
-                bytes,
+        Kind::Notebook => match masking.notebook(name, raw) {
+            Some(m) => Scrubbed {
+                changes: marker_changes(raw, &m.bytes),
+                bytes: m.bytes,
                 text_lines: Vec::new(),
                 as_text: false,
-            }
-        }
+            },
+            None => as_text(&masking, name, raw, true),
+        },
         Kind::Text => as_text(&masking, name, raw, false),
     };
     if s.changes.is_empty() && s.changed(raw) {

@@ -168,3 +168,43 @@ fn redact_notebook_masks_what_scan_finds_in_decoded_views_too() {
     serde_json::from_str::<serde_json::Value>(&out).expect("still JSON");
     assert_eq!(sb.run(&["scan", "out.ipynb"]).code, 0);
 }
+
+/// nbformat writes a multi-line field as a list of strings, which every notebook reader shows
+/// joined: a token cut between two of them is the whole token to a reader, so `scan` reports
+/// it as it is read (its checksum holds: high) and the maskers mask both pieces.
+#[test]
+fn a_token_cut_between_two_lines_of_a_field_is_read_whole() {
+    let sb = Sandbox::new();
+    let gh = fake_github(505);
+    let nb = serde_json::to_string(&json!({
+        "cells": [{"cell_type": "code", "execution_count": 1, "metadata": {},
+                   "source": ["print(tok)\n"],
+                   "outputs": [{"output_type": "stream", "name": "stdout",
+                                "text": [format!("token {}", &gh[..12]), format!("{}\n", &gh[12..])]}]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    }))
+    .unwrap();
+    sb.write("split.ipynb", &nb);
+    let r = sb.run(&["scan", "split.ipynb", "--format", "jsonl", "--show-secrets"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let f = r.jsonl();
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["rule"], "github.pat");
+    assert_eq!(f[0]["secret"], gh.as_str());
+    assert_eq!(f[0]["confidence"], "high");
+    assert_eq!(f[0]["provenance"]["field"], "text");
+
+    let r = sb.run(&["redact-notebook", "split.ipynb", "-o", "out.ipynb"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = std::fs::read_to_string(sb.path("out.ipynb")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).expect("still JSON");
+    assert_eq!(
+        v["cells"][0]["outputs"][0]["text"],
+        json!(["token [REDACTED:github.pat]", "[REDACTED:github.pat]\n"])
+    );
+
+    let r = sb.run(&["scrub", "--force", "split.ipynb"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let scrubbed = std::fs::read_to_string(sb.path("split.ipynb")).unwrap();
+    assert_eq!(scrubbed, out, "scrub and redact-notebook mask alike");
+}
