@@ -206,7 +206,8 @@ impl Detection {
 /// suppressed ones and those left out for their confidence; a stream's values so far)
 /// wherever it appears in any context, pieces of one cut off at a context's edge too, and
 /// any run that looks generated. A notebook line whose metadata holds a token must not show
-/// an AWS secret found in another file.
+/// an AWS secret found in another file. The place's other texts (a commit's subject, a
+/// variable's name) are masked the same way.
 pub fn mask_contexts(findings: &mut [Finding], known: &Known) {
     let mask = |f: &mut Finding| {
         let text = f.context.text().as_bytes();
@@ -220,6 +221,11 @@ pub fn mask_contexts(findings: &mut [Finding], known: &Known) {
             f.context.mask_spans(spans);
         }
         f.context.mask_random_runs();
+        f.provenance.labels_mut(|label, prose| {
+            let spans = known.find(label.as_bytes()).into_iter();
+            let spans = spans.map(|o| (o.start, o.end)).collect();
+            *label = crate::model::Context::masked(label, spans, prose);
+        });
     };
     // A run's thousands of findings, masked at its end while nothing else runs, on every
     // core; an event's few on this thread.

@@ -84,6 +84,27 @@ impl std::fmt::Debug for Context {
 const RANDOM_RUN: usize = 20;
 
 impl Context {
+    /// `text` with `spans` (values known as secrets) masked as a context masks them, and
+    /// every run that looks generated. For the other texts a report shows beside a context: a
+    /// commit's subject (`prose`), or a variable's name, whose words are taken apart at `_`,
+    /// `-` and `.` first (`MY_SERVICE_API_TOKEN_V2` is as varied as a generated run; the
+    /// token in `TOKEN_ghp_…` is a word of it).
+    pub fn masked(text: &str, spans: Vec<(usize, usize)>, prose: bool) -> String {
+        let mut c = Context {
+            text: text.to_string(),
+            marks: Vec::new(),
+        };
+        if !spans.is_empty() {
+            c.mask_spans(spans);
+        }
+        if prose {
+            c.mask_random_runs();
+        } else {
+            c.mask_random(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/'));
+        }
+        c.render(false)
+    }
+
     /// Mask `spans` of the text too (byte ranges, widened to whole characters), on top of the
     /// secrets already marked: values known as secrets elsewhere in the run.
     pub fn mask_spans(&mut self, spans: impl IntoIterator<Item = (usize, usize)>) {
@@ -135,9 +156,13 @@ impl Context {
     /// rule did not take for a secret may still be one, and a context is only there to
     /// locate the finding.
     pub fn mask_random_runs(&mut self) {
-        let b = self.text.as_bytes();
         // Not `=`: it joins a name to its value (`NAME=value`); base64's padding is no secret.
-        let token = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-');
+        self.mask_random(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-'));
+    }
+
+    /// [`Context::mask_random_runs`] over runs of the bytes `token` accepts.
+    fn mask_random(&mut self, token: impl Fn(u8) -> bool) {
+        let b = self.text.as_bytes();
         let mut runs = Vec::new();
         let marked = |s: usize, e: usize| self.marks.iter().any(|m| m.0 <= s && e <= m.1);
         let mut i = 0;

@@ -183,6 +183,36 @@ impl Provenance {
         }
     }
 
+    /// The texts of the place that are not its address, each with whether it is prose (a
+    /// commit's author, email and subject) or a name (a variable's, a notebook's field). A
+    /// report masks a secret in them as in a context; paths, blob and commit ids and image
+    /// names stay, as a report's reader and a baseline look the finding up by them.
+    pub fn labels_mut(&mut self, mut f: impl FnMut(&mut String, bool)) {
+        let mut name = |s: &mut String| f(s, false);
+        match self {
+            Provenance::File { variable, .. } => variable.iter_mut().for_each(name),
+            Provenance::Stream { .. } => {}
+            Provenance::Notebook { field, .. } => name(field),
+            Provenance::Env { variable, .. } => name(variable),
+            Provenance::Image {
+                variable, field, ..
+            } => variable.iter_mut().chain(field.iter_mut()).for_each(name),
+            Provenance::Git {
+                commit,
+                variable,
+                field,
+                ..
+            } => {
+                variable.iter_mut().chain(field.iter_mut()).for_each(name);
+                if let Some(c) = commit {
+                    for s in [&mut c.author, &mut c.email, &mut c.subject] {
+                        f(s, true);
+                    }
+                }
+            }
+        }
+    }
+
     /// Every text of the place (a path, a variable, a commit's subject), for masking a
     /// secret an earlier report holds in clear wherever it shows.
     pub fn texts_mut(&mut self, mut f: impl FnMut(&mut String)) {

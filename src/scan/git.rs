@@ -235,6 +235,13 @@ impl Scanner {
             let added = git::added_lines(&blob.data, &olds);
             found.retain(|f| (f.line..=f.end_line).any(|l| added.get(l - 1) == Some(&true)));
         }
+        // The commit's author and subject are shown beside its findings: a secret written
+        // there is masked in them, as a value known from the content is.
+        if let Some(c) = change.commit.as_deref().filter(|_| !found.is_empty()) {
+            let header = format!("{}\n{}\n{}", c.author, c.email, c.subject);
+            let d = crate::detect::detect(&self.engine, header.as_bytes());
+            run.learn_values(d.values(header.as_bytes()));
+        }
         run.scanned(&blob.provenance, blob.data.len() as u64, found);
     }
 }

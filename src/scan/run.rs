@@ -118,6 +118,15 @@ impl<'a> Run<'a> {
         lock(&self.known).learn(values.map(|v| (v, 0)));
     }
 
+    /// Learn secrets that are not findings of their own: those written in the texts a report
+    /// shows beside a finding (a commit's subject), so that they are masked there.
+    pub fn learn_values<'v>(&self, values: impl Iterator<Item = (&'v [u8], usize)>) {
+        let mut values = values.peekable();
+        if values.peek().is_some() {
+            lock(&self.known).learn(values);
+        }
+    }
+
     /// File findings already learnt: those let go only counted, the others reported, or
     /// suppressed when the baseline knows them.
     fn file(&self, out: &mut ScanResults, thinned: Vec<Finding>, kept: Vec<Finding>) {

@@ -376,3 +376,49 @@ fn env_reads_a_name_that_is_not_utf8_and_says_so() {
     assert!(warnings.contains("not UTF-8"), "{warnings}");
     assert!(!warnings.contains(&gh[4..]), "{warnings}");
 }
+
+/// A variable's name is shown beside its finding (`path:NAME`, `provenance.variable`): a
+/// secret in the name is masked there as in the context, whether a rule found it (a `.env`
+/// line whose name is a token) or it is a generated word of the name (`TOKEN_ghp_…`, which no
+/// rule takes after `_`). An ordinary name, however varied, stays readable.
+#[test]
+fn a_secret_in_a_variable_name_is_masked_where_the_name_is_shown() {
+    use crate::synth::{Rng, ALNUM, DIGITS};
+    let sb = Sandbox::new();
+    let gh = fake_github(440);
+    let mut r = Rng::new(440);
+    let slack = format!(
+        "xoxb-{}-{}-{}",
+        r.chars(DIGITS, 11),
+        r.chars(DIGITS, 12),
+        r.chars(ALNUM, 24)
+    );
+    sb.write(
+        "dump.env",
+        format!("{gh}={slack}\nMY_SERVICE_API_TOKEN_V2={slack}\n"),
+    );
+    sb.write("environ", format!("TOKEN_{gh}={slack}\0"));
+    for args in [
+        &["scan", "dump.env", "--format", "json"][..],
+        &["scan", "dump.env", "--format", "jsonl"],
+        &["scan", "dump.env"],
+        &["env", "environ"],
+        &["env", "environ", "--format", "jsonl"],
+    ] {
+        let r = sb.run(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        crate::util::assert_no_piece(
+            &format!("{}{}", r.stdout, r.stderr),
+            &gh,
+            &format!("{args:?}"),
+        );
+    }
+    let r = sb.run(&["env", "environ", "--format", "jsonl"]);
+    assert_eq!(r.jsonl()[0]["path"], "environ:TOKEN_ghp_********");
+    let found = sb.run(&["scan", "dump.env", "--format", "jsonl"]).jsonl();
+    let vars: Vec<&str> = found
+        .iter()
+        .filter_map(|f| f["provenance"]["variable"].as_str())
+        .collect();
+    assert!(vars.contains(&"MY_SERVICE_API_TOKEN_V2"), "{vars:?}");
+}

@@ -636,3 +636,48 @@ fn archives_in_history_are_opened() {
     );
     assert!(r.findings(&["--no-archives"], 0).is_empty());
 }
+
+/// A report shows the introducing commit's author and subject beside each finding: a secret
+/// written there is masked in every format, whether the content holds it too (a token
+/// committed with its own name in the message) or only the commit does (a key pasted into the
+/// subject, a token in the author's name). The rest of the subject stays readable.
+#[test]
+fn a_secret_in_a_commit_subject_or_author_is_masked_in_every_format() {
+    use crate::synth::{Rng, ALNUM, DIGITS};
+    let repo = Repo::new();
+    let (token, line) = ghp_line(620);
+    let (_, aws) = fake_aws(620);
+    let mut r = Rng::new(620);
+    let slack = format!(
+        "xoxb-{}-{}-{}",
+        r.chars(DIGITS, 11),
+        r.chars(DIGITS, 12),
+        r.chars(ALNUM, 24)
+    );
+    repo.write("token.env", &line);
+    repo.git(&["add", "-A"]);
+    let author = format!("ci {slack} <ci@example.org>");
+    let subject = format!("add token {token} and aws_secret_access_key={aws}");
+    repo.git(&["commit", "-q", "--author", &author, "-m", &subject]);
+    for format in ["human", "json", "jsonl", "sarif"] {
+        let r = repo.leakhound(&["git", "--format", format]);
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+        let out = format!("{}{}", r.stdout, r.stderr);
+        for secret in [&token, &aws, &slack] {
+            crate::util::assert_no_piece(&out, secret, format);
+        }
+        if format != "sarif" {
+            assert!(
+                out.contains("add token "),
+                "{format}: the subject is still shown\n{out}"
+            );
+        }
+    }
+    let f = &repo.findings(&[], 1)[0];
+    let commit = &f["provenance"]["commit"];
+    assert_eq!(
+        commit["subject"],
+        "add token ******** and aws_secret_access_key=********"
+    );
+    assert_eq!(commit["author"], "ci ********");
+}
