@@ -4,16 +4,20 @@
 //!
 //! A message is masked whole with [`mask_json`]: only string bodies holding a secret change,
 //! so keys, numbers, framing and every other byte stay as they were. The identifiers the
-//! protocol matches on (`id`, `method`, a cancelled `requestId`, a `progressToken`) are
-//! restored if a rule took one for a secret: the peer chose them, and a changed one would
-//! leave a request unanswered. A masked message must differ from the original only inside
-//! string bodies; anything else is a failure to scan, and fails closed (see [`relay`]).
+//! protocol matches on (`id`, a cancelled `requestId`, a `progressToken`) are restored if a
+//! rule took one for a secret and the client chose it: a changed one would leave its request
+//! unanswered. Those the server chose are masked like any string, and a masked request id is
+//! put back on the client's answer ([`Ids`]). A masked message must differ from the original
+//! only inside string bodies; anything else is a failure to scan, and fails closed (see
+//! [`relay`]).
 //!
 //! Nothing is held beyond the message being read: a line goes out as soon as it is masked,
 //! in the order it came.
 
+mod ids;
 mod proxy;
 
+pub use ids::Ids;
 pub use proxy::{serve, Peer, Proxy, MAX_MESSAGE};
 
 use super::{Masked, Masking};
@@ -74,21 +78,30 @@ pub const UNSCANNABLE: &str = "leakhound could not scan this result";
 /// JSON-RPC "internal error".
 const INTERNAL_ERROR: i64 = -32603;
 
+/// Which identifiers a masked message keeps as they were (see [`is_identifier`]), given its
+/// path and its string body as written: all of a client's, the client's own of a server's.
+pub type Keep<'a> = &'a dyn Fn(&[Step], &[u8]) -> bool;
+
 /// `line` (one message without its line end) masked, or `None` when it could not be scanned:
 /// the engine panicked, or the masked copy changed more than string bodies. Values `masking`
-/// knows from earlier messages are masked here too.
-pub fn mask_message(masking: &Masking, name: &str, line: &[u8]) -> Option<Message> {
-    mask_line(masking, name, line, false)
+/// knows from earlier messages are masked here too; identifiers `keep` names are not.
+pub fn mask_message(masking: &Masking, name: &str, line: &[u8], keep: Keep) -> Option<Message> {
+    mask_line(masking, name, line, false, keep)
 }
 
 /// [`mask_message`] for a line the sender never ended (it exited mid-line): a text that is
 /// not JSON may stop in the middle of a token, and a tail that could begin a secret is masked
 /// as `partial`, as `filter` does at the end of a stream.
-pub fn mask_last_message(masking: &Masking, name: &str, line: &[u8]) -> Option<Message> {
-    mask_line(masking, name, line, true)
+pub fn mask_last_message(
+    masking: &Masking,
+    name: &str,
+    line: &[u8],
+    keep: Keep,
+) -> Option<Message> {
+    mask_line(masking, name, line, true, keep)
 }
 
-fn mask_line(masking: &Masking, name: &str, line: &[u8], cut: bool) -> Option<Message> {
+fn mask_line(masking: &Masking, name: &str, line: &[u8], cut: bool, keep: Keep) -> Option<Message> {
     let json = catch_unwind(AssertUnwindSafe(|| masking.json(name, line))).ok()?;
     let Some(masked) = json else {
         let text = || {
@@ -114,7 +127,7 @@ fn mask_line(masking: &Masking, name: &str, line: &[u8], cut: bool) -> Option<Me
             as_text: false,
         });
     }
-    let bytes = keep_identifiers(line, &masked.bytes)?;
+    let bytes = keep_identifiers(line, &masked.bytes, keep)?;
     Some(Message {
         masked: Masked {
             bytes,
@@ -124,9 +137,9 @@ fn mask_line(masking: &Masking, name: &str, line: &[u8], cut: bool) -> Option<Me
     })
 }
 
-/// `masked` with the protocol's identifiers put back as they were in `original`, or `None`
-/// if `masked` is not `original` with only string bodies changed.
-fn keep_identifiers(original: &[u8], masked: &[u8]) -> Option<Vec<u8>> {
+/// `masked` with the protocol's identifiers that `keep` names put back as they were in
+/// `original`, or `None` if `masked` is not `original` with only string bodies changed.
+fn keep_identifiers(original: &[u8], masked: &[u8], keep: Keep) -> Option<Vec<u8>> {
     // Keys too: a key that is a secret is masked like a value, so the masked copy's paths
     // may differ from the original's; the strings are matched by their order instead.
     let before = json::strings_and_keys(original)?;
@@ -142,7 +155,7 @@ fn keep_identifiers(original: &[u8], masked: &[u8]) -> Option<Vec<u8>> {
             return None;
         }
         out.extend_from_slice(&masked[at_m..m.start]);
-        let body = if is_identifier(&o.path) {
+        let body = if is_identifier(&o.path) && keep(&o.path, &original[o.start..o.end]) {
             &original[o.start..o.end]
         } else {
             &masked[m.start..m.end]
@@ -286,6 +299,9 @@ mod tests {
         Options::default()
     }
 
+    /// What a client's message keeps: every identifier.
+    const ALL: Keep = &|_, _| true;
+
     fn fwd(r: &Relayed) -> String {
         String::from_utf8(r.forward.clone().unwrap()).unwrap()
     }
@@ -297,7 +313,7 @@ mod tests {
         // The server died while writing a key id: what arrived is not JSON and not a whole
         // token, and could still be the beginning of one.
         let cut = format!("{{\"jsonrpc\":\"2.0\",\"result\":\"key {}", &KEY[..14]);
-        let out = mask_last_message(&m, "t", cut.as_bytes()).unwrap();
+        let out = mask_last_message(&m, "t", cut.as_bytes(), ALL).unwrap();
         let text = String::from_utf8(out.masked.bytes).unwrap();
         assert!(!text.contains(&KEY[..8]), "{text}");
         assert!(text.ends_with("[REDACTED:partial]"), "{text}");
@@ -312,7 +328,7 @@ mod tests {
              \"isError\":false}}}}\r\n"
         );
         let r = relay(line.as_bytes(), Direction::ToClient, opts(), |b| {
-            mask_message(&Masking::new(&e), "t", b)
+            mask_message(&Masking::new(&e), "t", b, ALL)
         });
         let out = fwd(&r);
         assert!(!out.contains(KEY) && !out.contains(SECRET), "{out}");
@@ -329,7 +345,7 @@ mod tests {
              {{\"name\":\"echo\",\"arguments\":{{\"text\":\"key {KEY}\"}}}}}}\n"
         );
         let r = relay(line.as_bytes(), Direction::ToServer, opts(), |b| {
-            mask_message(&Masking::new(&e), "t", b)
+            mask_message(&Masking::new(&e), "t", b, ALL)
         });
         assert_eq!(fwd(&r), line);
         let asked = Options {
@@ -337,20 +353,20 @@ mod tests {
             ..opts()
         };
         let r = relay(line.as_bytes(), Direction::ToServer, asked, |b| {
-            mask_message(&Masking::new(&e), "t", b)
+            mask_message(&Masking::new(&e), "t", b, ALL)
         });
         assert_eq!(fwd(&r), line.replace(KEY, "[REDACTED:aws.access-key-id]"));
     }
 
     #[test]
-    fn identifiers_are_never_masked() {
+    fn identifiers_kept_are_put_back() {
         let e = engine();
-        // An id and a progress token a rule takes for a key id: the peer chose them.
+        // An id and a progress token a rule takes for a key id, which the peer chose.
         let line = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":\"{KEY}\",\"method\":\"notifications/progress\",\
              \"params\":{{\"progressToken\":\"{KEY}\",\"message\":\"{KEY}\"}}}}"
         );
-        let m = mask_message(&Masking::new(&e), "t", line.as_bytes()).unwrap();
+        let m = mask_message(&Masking::new(&e), "t", line.as_bytes(), ALL).unwrap();
         let out = String::from_utf8(m.masked.bytes).unwrap();
         assert_eq!(out.matches(KEY).count(), 2, "{out}");
         assert!(out.ends_with("\"message\":\"[REDACTED:aws.access-key-id]\"}}"));
@@ -366,7 +382,7 @@ mod tests {
             "{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"contents\":[{{\"uri\":\"file:///c\",\
              \"blob\":\"{blob}\"}}]}}}}"
         );
-        let m = mask_message(&Masking::new(&e), "t", line.as_bytes()).unwrap();
+        let m = mask_message(&Masking::new(&e), "t", line.as_bytes(), ALL).unwrap();
         let out = String::from_utf8(m.masked.bytes).unwrap();
         assert!(out.contains("[REDACTED:aws.secret-access-key]"), "{out}");
         // The secret's encoded span (bytes 34..74 of the text, 45..99 of the base64) is gone.
@@ -378,7 +394,7 @@ mod tests {
         let e = engine();
         let line = format!("debug: key={KEY}\n");
         let r = relay(line.as_bytes(), Direction::ToClient, opts(), |b| {
-            mask_message(&Masking::new(&e), "t", b)
+            mask_message(&Masking::new(&e), "t", b, ALL)
         });
         assert_eq!(fwd(&r), "debug: key=[REDACTED:aws.access-key-id]\n");
         let w = r.warning.unwrap();
@@ -426,10 +442,10 @@ mod tests {
 
     #[test]
     fn a_masked_copy_that_changed_more_than_strings_is_a_failure() {
-        assert!(keep_identifiers(br#"{"a":"x","b":1}"#, br#"{"a":"y","b":2}"#).is_none());
-        assert!(keep_identifiers(br#"{"a":"x"}"#, br#"{"a":"x","b":"c"}"#).is_none());
+        assert!(keep_identifiers(br#"{"a":"x","b":1}"#, br#"{"a":"y","b":2}"#, ALL).is_none());
+        assert!(keep_identifiers(br#"{"a":"x"}"#, br#"{"a":"x","b":"c"}"#, ALL).is_none());
         assert_eq!(
-            keep_identifiers(br#"{"id":"x","a":"x"}"#, br#"{"id":"y","a":"y"}"#).unwrap(),
+            keep_identifiers(br#"{"id":"x","a":"x"}"#, br#"{"id":"y","a":"y"}"#, ALL).unwrap(),
             br#"{"id":"x","a":"y"}"#
         );
     }
@@ -461,13 +477,64 @@ mod tests {
         );
         let (to, back) = (Buf::default(), Buf::default());
         let (tp, bp) = (Peer::new(to.clone()), Peer::new(back.clone()));
-        let p = Proxy::new(&e, Arc::default(), opts(), &NoSink, &|_| {});
+        let p = Proxy::new(&e, Arc::default(), Arc::default(), opts(), &NoSink, &|_| {});
         p.pump(Direction::ToClient, input.as_bytes(), &tp, &bp)
             .unwrap();
         let out = String::from_utf8(to.0.lock().unwrap().clone()).unwrap();
         let want = input.replace(KEY, "[REDACTED:aws.access-key-id]");
         assert_eq!(out, want);
         assert!(back.0.lock().unwrap().is_empty());
+    }
+
+    /// A server's message keeps only the identifiers the client chose: the id of the client's
+    /// request and the progress token it asked for come back as they were, though a rule takes
+    /// them for a key id. The id of a request the server sends, a method name and a progress
+    /// token of its own are masked like any string, and the client's answer to the masked id
+    /// reaches the server with the id the server wrote.
+    #[test]
+    fn a_server_keeps_only_the_identifiers_the_client_chose() {
+        let e = engine();
+        let other = "AKIA5TQ3WVZ7HJ2KXLRM";
+        let p = Proxy::new(&e, Arc::default(), Arc::default(), opts(), &NoSink, &|_| {});
+        let (server, client) = (Buf::default(), Buf::default());
+        let (sp, cp) = (Peer::new(server.clone()), Peer::new(client.clone()));
+        let pump = |dir, input: String| p.pump(dir, input.as_bytes(), &sp, &cp).unwrap();
+        let call = format!(
+            "{{\"id\":\"{KEY}\",\"method\":\"tools/call\",\"params\":{{\"_meta\":{{\"progressToken\":\"{KEY}\"}}}}}}\n"
+        );
+        pump(Direction::ToServer, call.clone());
+        let from_server = [
+            format!("{{\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"{KEY}\"}}}}"),
+            format!("{{\"id\":\"{other}\",\"method\":\"sampling/createMessage\",\"params\":{{\"progressToken\":\"{other}\"}}}}"),
+            format!("{{\"method\":\"notifications/{other}\",\"jsonrpc\":\"{other}\"}}"),
+            format!("{{\"id\":\"{KEY}\",\"result\":{{\"text\":\"{KEY}\"}}}}"),
+        ];
+        let sent = client.0.lock().unwrap().len();
+        p.pump(
+            Direction::ToClient,
+            from_server.join("\n").as_bytes(),
+            &cp,
+            &sp,
+        )
+        .unwrap();
+        let to_client = String::from_utf8(client.0.lock().unwrap()[sent..].to_vec()).unwrap();
+        let masked = "[REDACTED:aws.access-key-id]";
+        let want = [
+            from_server[0].clone(),
+            from_server[1].replace(other, masked),
+            from_server[2].replace(other, masked),
+            format!("{{\"id\":\"{KEY}\",\"result\":{{\"text\":\"{masked}\"}}}}"),
+        ];
+        assert_eq!(to_client, want.join("\n"));
+        pump(
+            Direction::ToServer,
+            format!("{{\"id\":\"{masked}\",\"result\":{{}}}}\n"),
+        );
+        let to_server = String::from_utf8(server.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            to_server,
+            format!("{call}{{\"id\":\"{other}\",\"result\":{{}}}}\n")
+        );
     }
 
     #[test]
@@ -488,6 +555,7 @@ mod tests {
             sink: &NoSink,
             warn: &warn,
             max_message: 64,
+            ids: Arc::default(),
         };
         p.pump(
             Direction::ToClient,

@@ -2,7 +2,8 @@
 //! `pump` relays one direction line by line through [`super::relay`]), and [`serve`], which
 //! runs an MCP server behind them.
 
-use super::{mask_last_message, mask_message, relay, Direction, Options};
+use super::{mask_last_message, mask_message, relay, Direction, Ids, Options};
+use crate::decode::json::Step;
 use crate::detect::Known;
 use crate::engine::Engine;
 use crate::filter::{Masking, Sink};
@@ -52,6 +53,9 @@ pub struct Proxy<'a> {
     pub warn: &'a dyn Fn(&str),
     /// The longest message held and scanned ([`MAX_MESSAGE`]); a longer one is withheld.
     pub max_message: usize,
+    /// The identifiers seen in either direction: which a server's message keeps, and which
+    /// masked request ids go back to the server as it wrote them.
+    pub ids: Arc<Mutex<Ids>>,
 }
 
 /// The longest message the proxy holds: well above a large resource blob, well below what
@@ -63,6 +67,7 @@ impl<'a> Proxy<'a> {
     pub fn new(
         engine: &'a Engine,
         known: Arc<Mutex<Known>>,
+        ids: Arc<Mutex<Ids>>,
         opts: Options,
         sink: &'a dyn Sink,
         warn: &'a dyn Fn(&str),
@@ -74,6 +79,7 @@ impl<'a> Proxy<'a> {
             sink,
             warn,
             max_message: MAX_MESSAGE,
+            ids,
         }
     }
 }
@@ -124,16 +130,34 @@ impl Proxy<'_> {
                 continue;
             }
             let masking = Masking::sharing(self.engine, self.known.clone());
-            if dir == Direction::ToServer && !self.opts.mask_requests {
-                // Not masked on the way, but what it holds is known from now on.
-                masking.learn(&line);
+            if dir == Direction::ToServer {
+                lock(&self.ids).sent_by_client(&line);
+                if !self.opts.mask_requests {
+                    // Not masked on the way, but what it holds is known from now on.
+                    masking.learn(&line);
+                }
             }
+            // A client's message keeps every identifier; a server's, the client's own.
+            let ids = (dir == Direction::ToClient).then(|| lock(&self.ids));
+            let keep =
+                |path: &[Step], body: &[u8]| ids.as_ref().is_none_or(|i| i.keeps(path, body));
             // A last line without its end: the sender stopped mid-line.
             let cut = !line.ends_with(b"\n");
-            let r = relay(&line, dir, self.opts, |b| match cut {
-                true => mask_last_message(&masking, dir.sender(), b),
-                false => mask_message(&masking, dir.sender(), b),
+            let mut r = relay(&line, dir, self.opts, |b| match cut {
+                true => mask_last_message(&masking, dir.sender(), b, &keep),
+                false => mask_message(&masking, dir.sender(), b, &keep),
             });
+            drop(ids);
+            if let Some(b) = r.forward.take() {
+                let mut ids = lock(&self.ids);
+                r.forward = Some(match dir {
+                    Direction::ToServer => ids.restore(b),
+                    Direction::ToClient => {
+                        ids.note_masked(&line, &b);
+                        b
+                    }
+                });
+            }
             for f in &r.findings {
                 self.sink.finding(f);
             }
@@ -180,16 +204,17 @@ pub fn serve(
         .spawn()?;
     crate::filter::stream::set_child(child.id());
     let known: Arc<Mutex<Known>> = Arc::default();
+    let ids: Arc<Mutex<Ids>> = Arc::default();
     let server = Arc::new(Peer::new(child.stdin.take().expect("piped")));
     let client = Arc::new(Peer::new(io::stdout()));
     let from_server = io::BufReader::new(child.stdout.take().expect("piped"));
     // Not joined: the client may keep its end open after the server exited, and the proxy
     // must still exit then.
     {
-        let (engine, sink, known) = (engine.clone(), sink.clone(), known.clone());
+        let (engine, sink, known, ids) = (engine.clone(), sink.clone(), known.clone(), ids.clone());
         let (server, client) = (server.clone(), client.clone());
         std::thread::spawn(move || {
-            let p = Proxy::new(&engine, known, opts, &*sink, &warn);
+            let p = Proxy::new(&engine, known, ids, opts, &*sink, &warn);
             let r = p.pump(Direction::ToServer, io::stdin().lock(), &server, &client);
             if let Err(e) = r {
                 warn(&format!("writing to the mcp server: {e}"));
@@ -197,10 +222,14 @@ pub fn serve(
             server.close();
         });
     }
-    let p = Proxy::new(&engine, known, opts, &*sink, &warn);
+    let p = Proxy::new(&engine, known, ids, opts, &*sink, &warn);
     let r = p.pump(Direction::ToClient, from_server, &client, &server);
     let status = child.wait();
     crate::filter::stream::set_child(0);
     r?;
     status
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
