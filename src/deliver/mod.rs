@@ -161,7 +161,8 @@ pub fn deliver(
             d.audit.reach(&reached);
         }
     }
-    crate::respond::run_hooks(&mut o.findings, d.hooks, &d.validation, &mut d.audit);
+    let (findings, known) = o.findings_and_known();
+    crate::respond::run_hooks(findings, known, d.hooks, &d.validation, &mut d.audit);
     let report = Report {
         findings: &o.findings,
         warnings: &o.warnings,

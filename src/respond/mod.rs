@@ -162,8 +162,11 @@ impl OperatorHook {
 }
 
 /// Run every hook on the findings it wants, once per (fingerprint, hook) across runs.
+/// `known` holds every secret value the run found (reported or not): no hook's environment
+/// holds one (see [`execute`]).
 pub fn run_hooks(
     findings: &mut [Finding],
+    known: &crate::detect::Known,
     hooks: &[OperatorHook],
     opts: &crate::validate::Options,
     audit: &mut Audit,
@@ -209,7 +212,7 @@ pub fn run_hooks(
                 }
             } else {
                 let mut after = None;
-                let r = execute(h, f, set, opts, &mut after);
+                let r = execute(h, f, set, known, opts, &mut after);
                 if let (Some(v), Some(c)) = (after, cred) {
                     changed.insert(c, v);
                 }
@@ -245,6 +248,7 @@ fn execute(
     h: &OperatorHook,
     f: &Finding,
     set: Option<&Credential>,
+    known: &crate::detect::Known,
     opts: &crate::validate::Options,
     after: &mut Option<crate::model::Validation>,
 ) -> HookRun {
@@ -295,10 +299,19 @@ fn execute(
         .env("LEAKHOUND_HOOK", &h.name)
         // The key that makes fingerprints irreversible is not the hook's to hold.
         .env_remove(crate::policy::FINGERPRINT_KEY_VAR);
-    // The operator's own provider credentials stay out of hooks unless passed on purpose.
+    // The operator's own provider credentials stay out of hooks unless passed on purpose,
+    // and so does every variable that holds a secret the run found: a hook is handed the
+    // secret on stdin only when it asks (`with_secret`), and an `env` audit finds them in
+    // leakhound's own environment, which the hook would inherit.
+    let passed = |v: &std::ffi::OsStr| h.pass_env.iter().any(|p| std::ffi::OsStr::new(p) == v);
     for v in crate::validate::operator_credential_vars() {
-        if !h.pass_env.iter().any(|p| p == v) {
+        if !passed(v.as_ref()) {
             cmd.env_remove(v);
+        }
+    }
+    for (name, value) in std::env::vars_os() {
+        if !passed(&name) && !known.find(value.as_encoded_bytes()).is_empty() {
+            cmd.env_remove(name);
         }
     }
     let mut child = match cmd.spawn() {
@@ -314,11 +327,18 @@ fn execute(
         child.stdout.take().map(|o| Box::new(o) as _),
         child.stderr.take().map(|e| Box::new(e) as _),
     ];
-    for mut from in outputs.into_iter().flatten() {
-        let done = relayed.clone();
+    // What the hook prints is masked by the value it was handed (with `with_secret`), which
+    // it may echo: leakhound's stderr is a log like any other.
+    let mut handed = crate::detect::Known::new();
+    if h.with_secret && !f.public {
+        handed.add(f.secret.bytes(), 0);
+    }
+    let handed = std::sync::Arc::new(handed);
+    for from in outputs.into_iter().flatten() {
+        let (done, handed) = (relayed.clone(), handed.clone());
         relays += 1;
         std::thread::spawn(move || {
-            let _ = relay(&mut from);
+            let _ = relay(std::io::BufReader::new(from), &handed);
             let _ = done.send(());
         });
     }
@@ -364,18 +384,30 @@ fn execute(
 /// How long a finished hook's output is awaited after the hook itself has exited.
 const HOOK_DRAIN: Duration = Duration::from_millis(200);
 
-/// Copy a hook's output to leakhound's stderr, chunk by chunk, until the pipe closes.
-fn relay(from: &mut dyn std::io::Read) -> std::io::Result<()> {
-    let mut buf = [0u8; 8192];
+/// Copy a hook's output to leakhound's stderr, line by line (a value is masked whole), with
+/// each of `known` masked, until the pipe closes.
+fn relay(mut from: impl std::io::BufRead, known: &crate::detect::Known) -> std::io::Result<()> {
+    let mut line = Vec::new();
     loop {
-        let n = match from.read(&mut buf) {
+        line.clear();
+        match from.read_until(b'\n', &mut line) {
             Ok(0) => return Ok(()),
-            Ok(n) => n,
+            Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
-        };
+        }
+        let mut out = Vec::with_capacity(line.len());
+        let mut at = 0;
+        for o in known.find(&line) {
+            if o.end > at {
+                out.extend_from_slice(&line[at..o.start.max(at)]);
+                out.extend_from_slice(b"[REDACTED]");
+                at = o.end;
+            }
+        }
+        out.extend_from_slice(&line[at..]);
         let mut err = std::io::stderr().lock();
-        err.write_all(&buf[..n])?;
+        err.write_all(&out)?;
         err.flush()?;
     }
 }

@@ -190,6 +190,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ScanResults {
+    /// The findings to act on, beside every value of the run's findings, reported or not
+    /// (see the field).
+    pub fn findings_and_known(&mut self) -> (&mut [Finding], &crate::detect::Known) {
+        (&mut self.findings, &self.known)
+    }
+
     /// Two scans' results as one report.
     pub fn merge(mut self, other: ScanResults) -> ScanResults {
         self.findings.extend(other.findings);

@@ -441,6 +441,65 @@ command = ["sh", "-c", "echo ran >> aws.txt"]
     assert!(!r.stdout.contains(&token));
 }
 
+/// `env` audits leakhound's own environment, which a hook would inherit: no variable holding
+/// a secret the run found (reported or only counted, like a weak password) is in a hook's
+/// environment unless the hook passes it on purpose, and what a hook handed the secret prints
+/// reaches leakhound's stderr masked.
+#[test]
+fn a_hook_inherits_no_secret_the_run_found_and_its_output_is_masked() {
+    let sb = Sandbox::new();
+    let token = crate::util::fake_github(82);
+    let (_, aws) = crate::util::fake_aws(82);
+    let cfg = hook_config(
+        &sb,
+        r#"
+[[hooks]]
+name = "notify"
+when = "any"
+command = ["sh", "-c", "cat > /dev/null; env > env-$LEAKHOUND_HOOK.txt"]
+
+[[hooks]]
+name = "passed"
+when = "any"
+rules = ["github.*"]
+pass_env = ["GITHUB_TOKEN"]
+command = ["sh", "-c", "cat > /dev/null; env > env-$LEAKHOUND_HOOK.txt"]
+
+[[hooks]]
+name = "echo"
+when = "any"
+rules = ["github.*"]
+with_secret = true
+command = ["sh", "-c", "cat; echo"]
+"#,
+    );
+    let mut c = sb.cmd();
+    c.args(["env", "--config", &cfg, "--format", "json"])
+        .env("XDG_STATE_HOME", sb.path("state"))
+        .env("GITHUB_TOKEN", &token)
+        .env("BUILD_SECRETS", format!("x aws_secret_access_key={aws}"))
+        .env("DB_PASSWORD", "hunter2hunter")
+        .env("PLAIN_SETTING", "kept");
+    let r = to_run(c.output().unwrap());
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let ops = sb.path("ops");
+    let env = std::fs::read_to_string(ops.join("env-notify.txt")).unwrap();
+    for secret in [token.as_str(), aws.as_str(), "hunter2hunter"] {
+        assert!(
+            !env.contains(secret),
+            "a found secret reached a hook's environment:\n{env}"
+        );
+    }
+    assert!(env.contains("PLAIN_SETTING=kept"), "{env}");
+    let passed = std::fs::read_to_string(ops.join("env-passed.txt")).unwrap();
+    assert!(
+        passed.contains(&format!("GITHUB_TOKEN={token}")),
+        "pass_env passes it on"
+    );
+    crate::util::assert_no_piece(&r.stderr, &token, "a hook's output on stderr");
+    assert!(r.stderr.contains("[REDACTED]"), "{}", r.stderr);
+}
+
 #[test]
 fn hooks_that_hang_fail_or_ignore_stdin_are_recorded() {
     let sb = Sandbox::new();
