@@ -265,10 +265,10 @@ impl Merger {
     pub fn write(&self, format: crate::report::Format, out: &mut dyn Write) -> io::Result<()> {
         use crate::report::Format;
         let entries = self.sorted();
-        let known: Vec<&str> = if self.show_secrets {
-            Vec::new()
+        let known = if self.show_secrets {
+            crate::detect::Known::new()
         } else {
-            self.known.iter().map(String::as_str).collect()
+            super::known_of(self.known.iter().map(String::as_str))
         };
         let entry_json = |fp: &str, e: &Entry| entry_json(fp, e, &known);
         match format {
@@ -364,28 +364,31 @@ impl Merger {
     fn sarif(
         &self,
         entries: &[(&String, &Entry)],
-        known: &[&str],
+        known: &crate::detect::Known,
         out: &mut dyn Write,
     ) -> io::Result<()> {
-        // A report is not trusted to keep its secrets to the secret's field.
+        // A report is not trusted to keep its secrets to the secret's field: every string of
+        // a result is masked (a rule id, a fingerprint, a path).
         let mask = |s: &str| super::mask_known_text(s, known);
         let rules: BTreeMap<String, String> = entries
             .iter()
             .map(|(_, e)| (mask(&e.rule), mask(&e.name)))
             .collect();
         let results = entries.iter().map(|(fp, e)| {
-            json!({
-                "ruleId": mask(&e.rule),
+            let mut r = json!({
+                "ruleId": e.rule,
                 "level": "error",
-                "message": {"text": format!("{} ({}), found in {} place(s)", mask(&e.name), e.secret, e.locations.len())},
+                "message": {"text": format!("{} ({}), found in {} place(s)", e.name, e.secret, e.locations.len())},
                 "partialFingerprints": {"leakhound/v1": fp},
                 "locations": e.locations.values().map(|p| json!({
                     "physicalLocation": {
-                        "artifactLocation": {"uri": super::sarif::uri(&super::mask_known_text(&p.path, known))},
+                        "artifactLocation": {"uri": super::sarif::uri(&mask(&p.path))},
                         "region": {"startLine": p.line.max(1), "startColumn": p.column.max(1)},
                     },
                 })).collect::<Vec<_>>(),
-            })
+            });
+            super::mask_known(&mut r, known);
+            r
         });
         let rules = rules
             .iter()
@@ -395,7 +398,7 @@ impl Merger {
     }
 }
 
-fn entry_json(fp: &str, e: &Entry, known: &[&str]) -> Value {
+fn entry_json(fp: &str, e: &Entry, known: &crate::detect::Known) -> Value {
     let (first, last) = span(e);
     let surfaces: BTreeSet<&str> = e
         .locations
@@ -404,9 +407,8 @@ fn entry_json(fp: &str, e: &Entry, known: &[&str]) -> Value {
         .collect();
     let mut v = json!({
         "fingerprint": fp,
-        // A report is not trusted to keep its secrets to the secret's field.
-        "rule": super::mask_known_text(&e.rule, known),
-        "name": super::mask_known_text(&e.name, known),
+        "rule": e.rule,
+        "name": e.name,
         "confidence": e.confidence.map_or("", Confidence::as_str),
         "secret": e.secret,
         "redacted": e.redacted,
@@ -415,10 +417,10 @@ fn entry_json(fp: &str, e: &Entry, known: &[&str]) -> Value {
         "first_seen": first,
         "last_seen": last,
         "locations": e.locations.values().map(|p| json!({
-            "path": super::mask_known_text(&p.path, known),
+            "path": p.path,
             "line": p.line,
             "column": p.column,
-            "provenance": masked(&p.provenance, known),
+            "provenance": p.provenance,
             "reports": p.reports,
             "first_seen": p.first_seen,
             "last_seen": p.last_seen,
@@ -426,14 +428,9 @@ fn entry_json(fp: &str, e: &Entry, known: &[&str]) -> Value {
     });
     for (k, x) in &e.extra {
         v[k] = x.clone();
-        super::mask_known(&mut v[k], known);
     }
-    v
-}
-
-/// `v` with each of `known` masked: a place (a commit's subject, a variable) can hold one.
-fn masked(v: &Value, known: &[&str]) -> Value {
-    let mut v = v.clone();
+    // A report is not trusted to keep its secrets to the secret's field: every string of
+    // the entry (a fingerprint, a credential set, a commit's subject) is masked.
     super::mask_known(&mut v, known);
     v
 }

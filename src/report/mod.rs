@@ -59,6 +59,8 @@ pub fn write(
 
 pub use json::write_baseline;
 
+use crate::detect::Known;
+
 /// Whether `s` is a secret's masked form ([`crate::model::Secret::redacted`]: at most four
 /// characters, then `********`). An earlier report's `redacted` flag is not trusted (a record
 /// may lack it, or be written by anything); its text is what it is.
@@ -83,9 +85,9 @@ pub fn remask(s: &str) -> String {
 pub struct Redact<'a> {
     /// Whether a rule's values are identifiers shown whole (AWS key ids), by rule id.
     pub public: &'a dyn Fn(&str) -> bool,
-    /// A context line with each of the known secrets and whatever a rule matches in it
-    /// masked (`Scanner::mask_text`; the writers cannot scan).
-    pub context: &'a dyn Fn(&str, &[&str]) -> String,
+    /// A context line with each of the known secrets (and their encoded forms) and whatever
+    /// a rule matches in it masked (`Scanner::mask_text`; the writers cannot scan).
+    pub context: &'a dyn Fn(&str, &Known) -> String,
 }
 
 impl Redact<'_> {
@@ -94,13 +96,12 @@ impl Redact<'_> {
     /// version does not know).
     pub fn findings(&self, findings: &mut [Record]) {
         let public = |r: &Record| (self.public)(&r.rule);
-        let known: Vec<String> = findings
-            .iter()
-            .filter(|r| !public(r))
-            .map(|r| r.secret.clone())
-            .filter(|s| !s.is_empty() && !is_masked(s))
-            .collect();
-        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let known = known_of(
+            findings
+                .iter()
+                .filter(|r| !public(r))
+                .map(|r| r.secret.as_str()),
+        );
         for r in findings.iter_mut() {
             let public = public(r);
             if !public {
@@ -110,17 +111,26 @@ impl Redact<'_> {
                 r.entropy = None;
             }
             r.context = (self.context)(&r.context, &known);
-            r.texts_mut(|s| {
-                if known.iter().any(|k| !k.is_empty() && s.contains(k)) {
-                    *s = mask_known_text(s, &known);
-                }
-            });
+            r.texts_mut(|s| *s = mask_known_text(s, &known));
         }
     }
 }
 
+/// The secrets an earlier report holds in clear (`values`, of which the masked forms and
+/// empty ones are passed over), each with its encoded forms: what is masked wherever else
+/// the report shows it.
+pub fn known_of<'a>(values: impl IntoIterator<Item = &'a str>) -> Known {
+    let mut known = Known::new();
+    for v in values {
+        if !v.is_empty() && !is_masked(v) {
+            known.add(v.as_bytes(), 0);
+        }
+    }
+    known
+}
+
 /// Every string in `v` with each of `known` masked where it occurs.
-pub fn mask_known(v: &mut Value, known: &[&str]) {
+pub fn mask_known(v: &mut Value, known: &Known) {
     match v {
         Value::String(s) => *s = mask_known_text(s, known),
         Value::Array(a) => a.iter_mut().for_each(|x| mask_known(x, known)),
@@ -129,15 +139,32 @@ pub fn mask_known(v: &mut Value, known: &[&str]) {
     }
 }
 
-/// `s` with each of `known` masked where it occurs.
-pub fn mask_known_text(s: &str, known: &[&str]) -> String {
-    let mut s = s.to_string();
-    for k in known.iter().filter(|k| !k.is_empty()) {
-        if s.contains(k) {
-            s = s.replace(k, &remask(k));
-        }
+/// `s` with each of `known` masked where it occurs, encoded forms too (a secret's
+/// percent-encoded copy in a URL, its base64).
+pub fn mask_known_text(s: &str, known: &Known) -> String {
+    let found = known.find(s.as_bytes());
+    if found.is_empty() {
+        return s.to_string();
     }
-    s
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    for o in found {
+        // Widened to whole characters: a value is ASCII more often than not, but its
+        // neighbours need not be.
+        let start = (0..=o.start.max(at)).rev().find(|&i| s.is_char_boundary(i));
+        let end = (o.end..=s.len()).find(|&i| s.is_char_boundary(i));
+        let (Some(start), Some(end)) = (start, end) else {
+            continue;
+        };
+        if end <= at {
+            continue;
+        }
+        out.push_str(&s[at..start]);
+        out.push_str(&remask(&s[start..end]));
+        at = end;
+    }
+    out.push_str(&s[at..]);
+    out
 }
 
 /// A sequence serialized from an iterator, one element at a time, so that a report's

@@ -154,10 +154,11 @@ impl Scanner {
         scanned.findings(&self.engine, hay, known, provenance, origin, sieve)
     }
 
-    /// `text` with every secret in it masked: each of `known` wherever it occurs, and whatever
-    /// a rule matches there, plain or in a decoded view. For text leakhound did not build
-    /// itself (an earlier report's context line).
-    pub fn mask_text(&self, text: &str, known: &[&str]) -> String {
+    /// `text` with every secret in it masked: each of `known` (and its encoded forms) wherever
+    /// it occurs, a piece of one cut off at an edge, and whatever a rule matches there, plain
+    /// or in a decoded view. For text leakhound did not build itself (an earlier report's
+    /// context line).
+    pub fn mask_text(&self, text: &str, known: &crate::detect::Known) -> String {
         let mut spans: Vec<(usize, usize)> = self
             .matches(text.as_bytes())
             .spans()
@@ -165,23 +166,9 @@ impl Scanner {
             .filter(|m| !self.engine.rules()[m.rule].public)
             .map(|m| (m.start, m.end))
             .collect();
-        for k in known.iter().filter(|k| !k.is_empty()) {
-            spans.extend(text.match_indices(*k).map(|(i, _)| (i, i + k.len())));
-            // A context is clipped: a secret cut at either edge shows only a piece.
-            let edge = |n: usize| n >= 4 && n < k.len();
-            if let Some(n) = (1..=k.len().min(text.len()))
-                .rev()
-                .find(|&n| edge(n) && text.as_bytes().ends_with(&k.as_bytes()[..n]))
-            {
-                spans.push((text.len() - n, text.len()));
-            }
-            if let Some(n) = (1..=k.len().min(text.len()))
-                .rev()
-                .find(|&n| edge(n) && text.as_bytes().starts_with(&k.as_bytes()[k.len() - n..]))
-            {
-                spans.push((0, n));
-            }
-        }
+        spans.extend(known.find(text.as_bytes()).iter().map(|o| (o.start, o.end)));
+        // A context is clipped: a secret cut at either edge shows only a piece.
+        spans.extend(known.pieces_at_edges(text.as_bytes()));
         spans.sort();
         let mut out = String::with_capacity(text.len());
         let mut at = 0;

@@ -194,7 +194,8 @@ fn readers_of_earlier_reports_mask_whatever_the_records_say() {
     let repo = Repo::new();
     let token = fake_github(4401);
     let other = fake_github(4402);
-    // A forged record holds its secret in its rule's id and name too.
+    // A forged record holds its secret in its rule's id and name, its fingerprint and its
+    // credential set too.
     let forged = fake_github(4403);
     let record = |fp: &str, secret: &str, flag: Option<bool>| {
         let (rule, name) = if secret == forged {
@@ -213,15 +214,31 @@ fn readers_of_earlier_reports_mask_whatever_the_records_say() {
         if let Some(f) = flag {
             v["redacted"] = Value::Bool(f);
         }
+        if secret == forged {
+            v["credential_set"] = Value::String(forged.clone());
+        }
         v.to_string()
     };
+    // A secret repeated encoded in its own context: a URL's percent-encoded copy, base64.
+    let (_, aws) = crate::util::fake_aws(4404);
+    let pct = aws.replace('/', "%2F").replace('+', "%2B");
+    let b64 = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(&aws)
+    };
+    let encoded = serde_json::json!({
+        "rule": "aws.secret-access-key", "name": "AWS secret", "confidence": "high",
+        "path": "app.log", "line": 1, "column": 1, "fingerprint": "f4", "secret": aws,
+        "context": format!("aws_secret_access_key = {aws} url=https://h/?s={pct} b64={b64}"),
+    });
+    assert_ne!(pct, aws, "the secret has a character a URL encodes");
     repo.sb.write(
         "hand.jsonl",
         format!(
-            "{}\n{}\n{}\n",
+            "{}\n{}\n{}\n{encoded}\n",
             record("f1", &token, None),
             record("f2", &other, Some(true)),
-            record("f3", &forged, None)
+            record(&forged, &forged, None)
         ),
     );
     for format in ["human", "json", "jsonl", "sarif"] {
@@ -241,20 +258,25 @@ fn readers_of_earlier_reports_mask_whatever_the_records_say() {
         assert_eq!(r.code, 1, "{format}: {}", r.stderr);
         let path = repo.sb.path(&out);
         let text = std::fs::read_to_string(&path).unwrap();
-        for s in [&token, &other, &forged] {
+        for s in [&token, &other, &forged, &aws] {
             assert_no_piece(&text, s, &format!("merge --format {format}"));
             assert_no_piece(&r.stderr, s, "merge stderr");
         }
+        assert!(
+            !text.contains(&b64[..12]),
+            "merge --format {format}: {text}"
+        );
         assert_eq!(mode(&path), 0o600, "{format}");
     }
     // `validate REPORT` (no validator for these: no network) masks them too.
     let r = leakhound(&repo, &["validate", "hand.jsonl", "-o", "checked.jsonl"]);
     let path = repo.sb.path("checked.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
-    for s in [&token, &other, &forged] {
+    for s in [&token, &other, &forged, &aws] {
         assert_no_piece(&text, s, "validate REPORT");
         assert_no_piece(&r.stderr, s, "validate stderr");
     }
+    assert!(!text.contains(&b64[..12]), "validate REPORT: {text}");
     assert_eq!(mode(&path), 0o600);
     // Only the reading command's own --show-secrets reveals.
     let r = leakhound(
