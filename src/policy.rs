@@ -196,9 +196,8 @@ impl Config {
             if a.len() != 12 || !a.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(PolicyError::Invalid {
                     path: p.clone(),
-                    message: format!(
-                        "validate.canary_accounts: {a:?} is not a 12-digit AWS account"
-                    ),
+                    message: "validate.canary_accounts: a value is not a 12-digit AWS account"
+                        .into(),
                 });
             }
         }

@@ -92,8 +92,9 @@ impl OperatorHook {
                 Some(action) => Kind::Action(action),
                 None => {
                     let names: Vec<&str> = crate::validate::actions().map(|a| a.name()).collect();
+                    // The value is not quoted: no message shows input.
                     return Err(err(format!(
-                        "unknown action {a:?} (built in: {})",
+                        "action is none of the built-in ones ({})",
                         names.join(", ")
                     )));
                 }
@@ -117,7 +118,11 @@ impl OperatorHook {
             Some(
                 words
                     .iter()
-                    .map(|w| status(w).ok_or_else(|| err(format!("unknown status {w:?} in when"))))
+                    .map(|w| {
+                        status(w).ok_or_else(|| {
+                            err("when: a value is not a status (live, invalid, secret-mismatch, expired, revoked, skipped, unknown, any)".into())
+                        })
+                    })
                     .collect::<Result<Vec<_>, _>>()?,
             )
         };
@@ -126,12 +131,16 @@ impl OperatorHook {
         } else {
             let mut b = GlobSetBuilder::new();
             for r in &c.rules {
-                b.add(Glob::new(r).map_err(|e| err(format!("rules: {e}")))?);
+                let glob = crate::rules::glob_error;
+                b.add(Glob::new(r).map_err(|e| err(format!("rules: {}", glob(&e))))?);
             }
-            Some(b.build().map_err(|e| err(format!("rules: {e}")))?)
+            Some(
+                b.build()
+                    .map_err(|e| err(format!("rules: {}", crate::rules::glob_error(&e))))?,
+            )
         };
         let timeout = parse_duration(&c.timeout)
-            .ok_or_else(|| err(format!("timeout {:?}: use e.g. 30s, 500ms, 2m", c.timeout)))?;
+            .ok_or_else(|| err("timeout is not a duration: use e.g. 30s, 500ms, 2m".into()))?;
         Ok(OperatorHook {
             name: c.name.clone(),
             statuses,

@@ -12,7 +12,7 @@ mod set;
 pub mod validator;
 
 pub use facts::regex_error;
-pub use set::{load_set, load_set_from, RuleSet, SetError};
+pub use set::{glob_error, load_set, load_set_from, RuleSet, SetError};
 
 use serde::Deserialize;
 use std::path::PathBuf;

@@ -559,26 +559,45 @@ command = ["true"]
     assert_eq!(status("deaf"), "done-before");
 }
 
+/// A value a check refuses is named by its field, never quoted: an operator's config may hold
+/// a secret where a word should be (a token pasted into `when`), and no message shows input.
 #[test]
 fn malformed_configs_are_errors_that_name_the_place() {
     let sb = Sandbox::new();
     sb.write("data/a.txt", "nothing\n");
+    let token = crate::util::fake_github(83);
+    let hook = |field: &str| {
+        format!("[[hooks]]\nname = \"x\"\nwhen = \"any\"\ncommand = [\"true\"]\n{field}\n")
+    };
     for (text, want) in [
-        ("[[hooks]]\nname = \"x\"\ncommand = [\"true\"\n", "line"),
         (
-            "[[hooks]]\nname = \"x\"\nwhen = \"sometimes\"\ncommand = [\"true\"]\n",
-            "sometimes",
+            "[[hooks]]\nname = \"x\"\ncommand = [\"true\"\n".to_string(),
+            "line",
         ),
         (
-            "[[hooks]]\nname = \"x\"\ncommand = [\"true\"]\ntimeout = \"soon\"\n",
-            "timeout",
+            format!("[[hooks]]\nname = \"x\"\nwhen = \"{token}\"\ncommand = [\"true\"]\n"),
+            "when",
         ),
-        ("[validate]\ncanary_accounts = [\"12\"]\n", "12-digit"),
+        (hook(&format!("timeout = \"{token}\"")), "timeout"),
+        (hook(&format!("rules = [\"{token}[\"]")), "rules"),
+        (
+            format!("[[hooks]]\nname = \"x\"\nwhen = \"any\"\naction = \"{token}\"\n"),
+            "action",
+        ),
+        (
+            format!("[validate]\ncanary_accounts = [\"{token}\"]\n"),
+            "12-digit",
+        ),
+        (
+            format!("[rules]\ndisable = [\"{token}[\"]\n"),
+            "rules.disable",
+        ),
     ] {
-        let cfg = hook_config(&sb, text);
+        let cfg = hook_config(&sb, &text);
         let r = scan_with(&sb, &cfg, &[]);
         assert_eq!(r.code, 2, "{text}");
         assert!(r.stderr.contains(want), "{text}: {}", r.stderr);
+        crate::util::assert_no_piece(&r.stderr, &token, &text);
     }
 }
 
