@@ -75,7 +75,52 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
             return true;
         }
     }
+    // A generated value cut off by code's or a shell's punctuation (`export DB_PASSWORD=…;
+    // psql`, `connect(password=…)`, `{password: …, user: x}`): code names a variable there
+    // (`this.token = refreshToken;`), but no variable is named like a generated value.
+    let punctuated = matches!(after, Some(b';' | b',' | b')' | b']' | b'}'));
+    if punctuated && generated(&hay[m.span()]) {
+        // The key: the last word, after a call's or an object's opening or a comma.
+        let key = trimmed
+            .rsplit(|b| b.is_ascii_whitespace() || b"{([,".contains(b))
+            .next()
+            .unwrap_or_default();
+        if logfmt_key(key) || flag(key) {
+            return true;
+        }
+    }
     embedded_line(head, &hay[m.end..]) || xml_text(hay, m.start, m.end)
+}
+
+/// A value that looks generated, not named: twelve bytes or more, with digits, capitals and
+/// small letters, the spread and the changes of class of a random string, and not made of
+/// words (`Vpzz63FfkCzJr4i0B3`, not `userPassword2`, `DB_PASSWORD_V2` or a type,
+/// `CachedX509Token`).
+fn generated(v: &[u8]) -> bool {
+    v.len() >= 12
+        && v.iter().any(u8::is_ascii_digit)
+        && v.iter().any(u8::is_ascii_uppercase)
+        && v.iter().any(u8::is_ascii_lowercase)
+        && !v.contains(&b'.')
+        && super::shannon_entropy(v) >= 3.5
+        && 2 * class_runs(v) >= v.len()
+        && !super::words::made_of_words(v)
+}
+
+/// How many runs of one class (capitals, small letters, digits, the rest) `v` is made of: a
+/// random string changes class at most bytes (`V|pzz|63|F|fk|C|z|J|r|4|i|0|B|3`), a name
+/// made of words once a word (`C|ached|X|509|T|oken`).
+fn class_runs(v: &[u8]) -> usize {
+    let class = |b: &u8| match b {
+        b'A'..=b'Z' => 0,
+        b'a'..=b'z' => 1,
+        b'0'..=b'9' => 2,
+        _ => 3,
+    };
+    1 + v
+        .windows(2)
+        .filter(|w| class(&w[0]) != class(&w[1]))
+        .count()
 }
 
 /// A `KEY=VALUE` line inside a string literal: an env or INI file held in JSON or code
@@ -175,11 +220,34 @@ mod tests {
             "login user=bob password=q8Vz3LmT0pWx9RkJ host=db",
             "q8Vz3LmT0pWx9RkJ"
         ));
-        assert!(!lit(
+        // Code's punctuation after a value: a variable, unless the value looks generated.
+        for (line, value) in [
+            ("connect(host, password=userPassword)", "userPassword"),
+            ("f(password=dbPassword2, x)", "dbPassword2"),
+            ("this.token = refreshTokenV2;", "refreshTokenV2"),
+            ("f(token: CachedX509Token)", "CachedX509Token"),
+            (
+                "{password: config.dbPassword1, user: x}",
+                "config.dbPassword1",
+            ),
+            (
+                "export DB_PASSWORD=PROD_DB_PASSWORD_2; psql",
+                "PROD_DB_PASSWORD_2",
+            ),
+        ] {
+            assert!(!lit(line, value), "{line}");
+        }
+        for line in [
             "connect(host, password=q8Vz3LmT0pWx9RkJ)",
-            "q8Vz3LmT0pWx9RkJ"
-        ));
-        assert!(!lit("f(password=q8Vz3LmT0pWx9RkJ, x)", "q8Vz3LmT0pWx9RkJ"));
+            "f(password=q8Vz3LmT0pWx9RkJ, x)",
+            "export DB_PASSWORD=q8Vz3LmT0pWx9RkJ; psql",
+            "API_KEY=q8Vz3LmT0pWx9RkJ; ./deploy",
+            "{password: q8Vz3LmT0pWx9RkJ, user: x}",
+            "DB_PASSWORD=q8Vz3LmT0pWx9RkJ]",
+            "INFO db_password: q8Vz3LmT0pWx9RkJ, retrying",
+        ] {
+            assert!(lit(line, "q8Vz3LmT0pWx9RkJ"), "{line}");
+        }
         // A YAML pair after other words, as a log line or an echo shows it: with a name's
         // shape, not prose's.
         for line in [
@@ -191,7 +259,6 @@ mod tests {
         }
         for line in [
             "your password: q8Vz3LmT0pWx9RkJ",
-            "INFO db_password: q8Vz3LmT0pWx9RkJ, retrying",
             " * the exchange's requested_token_type: q8Vz3LmT0pWx9RkJ",
             "    private_key: q8Vz3LmT0pWx9RkJ | Other",
         ] {
@@ -204,7 +271,6 @@ mod tests {
             "self.or1_token.clone"
         ));
         assert!(!lit("password = base64.b64encode(x)", "base64.b64encode"));
-        assert!(!lit("this.token = q8Vz3LmT0pWx9RkJ;", "q8Vz3LmT0pWx9RkJ"));
         assert!(lit(
             "password = q8Vz3LmT0pWx9RkJ ; prod",
             "q8Vz3LmT0pWx9RkJ"
@@ -244,7 +310,7 @@ mod tests {
         let long = "user=bob ".repeat(HEAD / 4);
         assert!(lit(&format!("{long}password=q8Vz3LmT0pWx9RkJ host=db")));
         assert!(lit(&format!("{long}curl --token=q8Vz3LmT0pWx9RkJ")));
-        assert!(!lit(&format!("{long}f(password=q8Vz3LmT0pWx9RkJ, x)")));
+        assert!(!lit(&format!("{long}f(password=q8Vz3LmT0pWx9RkJ x)")));
         assert!(lit(&format!("{long}\nTOKEN=q8Vz3LmT0pWx9RkJ")));
         assert!(lit(&format!(
             "{long}\"config\": \"TOKEN=q8Vz3LmT0pWx9RkJ\\nX=1\""

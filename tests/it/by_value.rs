@@ -174,6 +174,39 @@ fn a_password_pair_after_other_words_is_masked() {
     }
 }
 
+/// A generated password cut off by a shell's or code's punctuation (`;`, `,`, `)`, `]`, `}`)
+/// or followed by the next field of a form body (`&user=`) is masked, and the repeat of it
+/// too: code names a variable there, but none is named like a generated value.
+#[test]
+fn a_generated_password_before_punctuation_or_a_form_field_is_masked() {
+    let sb = hostile();
+    let (_, s) = fake_aws(2516);
+    let password: String = s
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(14)
+        .chain("Q7x".chars())
+        .collect();
+    for line in [
+        format!("export DB_PASSWORD={password}; psql"),
+        format!("API_KEY={password}; ./deploy"),
+        format!("connect(host='h', password={password})"),
+        format!("{{password: {password}, user: x}}"),
+        format!("DB_PASSWORD={password}]"),
+        format!("password={password}&user=x"),
+    ] {
+        let text = format!("{line}\nconnected as {password}\n");
+        let r = run(&sb, &["filter"], Some(text.as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_no_piece(&r.stdout, &password, &line);
+        assert_eq!(r.stdout.matches("[REDACTED:").count(), 2, "{}", r.stdout);
+    }
+    // A variable there is code, and stays.
+    let code = "connect(host, password=userPassword2)\nthis.token = refreshTokenV2;\n";
+    let r = run(&sb, &["filter"], Some(code.as_bytes()));
+    assert_eq!(r.stdout, code);
+}
+
 #[test]
 fn a_hook_masks_what_the_tool_input_named_in_the_output_and_in_keys() {
     let sb = hostile();
