@@ -38,14 +38,17 @@ fn command_for(agent: Agent, server: bool) -> Result<String> {
 }
 
 /// A diff for the terminal: the user's settings may hold keys of their own (an `env` block),
-/// and the context lines would show them.
+/// and the context lines would show them. Masked by value too: a secret the file names
+/// outside the lines the diff shows (`"DB_PASSWORD": …`) is masked where a shown line repeats
+/// it bare (`"args": ["--dsn-pass", …]`).
 fn masked_diff(plan: &Plan) -> Result<String> {
     let engine = MaskerRules::built_in().engine()?;
+    let masking = crate::filter::Masking::new(&engine);
+    for file in [&plan.before, &plan.after].into_iter().flatten() {
+        masking.learn(file.as_bytes());
+    }
     let d = plan.diff();
-    Ok(
-        String::from_utf8_lossy(&crate::filter::mask_text(&engine, "diff", d.as_bytes()).bytes)
-            .into_owned(),
-    )
+    Ok(String::from_utf8_lossy(&masking.text("diff", d.as_bytes()).bytes).into_owned())
 }
 
 pub fn install(a: &AgentsSettings) -> Result<i32> {

@@ -362,6 +362,31 @@ fn codex_without_trust_is_not_called_installed() {
     );
 }
 
+/// The diff `--dry-run` prints is masked by value: a password the settings name under its key
+/// outside the lines shown is masked where a shown line repeats it bare.
+#[test]
+fn a_dry_run_diff_masks_a_value_the_settings_name_elsewhere() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let password = "Vpzz63FfkCzJr4i0B3";
+    let settings = format!(
+        "{{\n\"mcpServers\": {{\"db\": {{\"command\": \"db-mcp\",\n  \"env\": {{\"DB_PASSWORD\": \"{password}\"}},\n  \"cwd\": \".\",\n  \"timeout\": 5,\n  \"trust\": false,\n  \"description\": \"db\",\n  \"args\": [\"--dsn-pass\", \"{password}\"]}}}},\n\"hooks\": {{}}}}\n"
+    );
+    write(&h.join(".gemini/settings.json"), &settings);
+    let r = lh(
+        h,
+        h,
+        &["agents", "install", "--agent", "gemini", "--dry-run"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("--dsn-pass"),
+        "the repeat is shown: {}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains(password), "{}", r.stdout);
+}
+
 #[test]
 fn dry_run_prints_the_change_and_writes_nothing() {
     let home = tempfile::tempdir().unwrap();
