@@ -423,7 +423,8 @@ fn is_word(b: u8) -> bool {
 }
 
 /// The text a terminal shows: `bytes` with ANSI escape sequences removed (an escape cut off
-/// at the end too: the rest of it is on its way), and where each byte came from.
+/// at the end too: the rest of it is on its way) and the invisible characters inside a word
+/// ([`crate::decode::visible`]), and where each byte came from.
 struct Visible {
     bytes: Vec<u8>,
     /// `map.get(i)` is where visible byte `i` is in the original; the last entry is the end.
@@ -433,7 +434,7 @@ struct Visible {
 
 impl Visible {
     fn new(hay: &[u8]) -> Visible {
-        if memchr::memchr(0x1b, hay).is_none() {
+        if !crate::decode::has_hidden(hay) {
             return Visible {
                 bytes: hay.to_vec(),
                 map: Default::default(),
@@ -441,7 +442,7 @@ impl Visible {
         }
         let crate::decode::View {
             mut bytes, mut map, ..
-        } = crate::decode::strip_ansi(hay);
+        } = crate::decode::visible(hay);
         // A lone ESC at the very end is the start of a sequence, not text: its byte and its
         // entry go, the end's stays.
         if hay.last() == Some(&0x1b) && bytes.last() == Some(&0x1b) {
