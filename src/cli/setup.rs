@@ -47,8 +47,9 @@ pub fn config(explicit: Option<&Path>, scanned: &[PathBuf]) -> Result<(Config, S
 /// Validation settings: the operator's environment, then the config's `[validate]` table.
 /// Endpoint overrides count only from a config named with `--config` (`explicit`): a
 /// `leakhound.toml` that happens to be in the working directory must not send secrets
-/// elsewhere.
-pub fn validation_options(cfg: &Config, explicit: bool) -> crate::validate::Options {
+/// elsewhere. An override for a provider no validator checks (a typo) is an error, as an
+/// unknown key is: it would move nothing. Called once the rules' validators are registered.
+pub fn validation_options(cfg: &Config, explicit: bool) -> Result<crate::validate::Options> {
     let v = &cfg.validate;
     let mut o = crate::validate::Options::from_env();
     o.canaries.extend(v.canary_accounts.iter().cloned());
@@ -64,6 +65,13 @@ pub fn validation_options(cfg: &Config, explicit: bool) -> crate::validate::Opti
     if let Some(n) = v.retries {
         o.retries = n;
     }
+    if let Some(name) = v
+        .endpoints
+        .keys()
+        .find(|n| crate::validate::validator(n).is_none())
+    {
+        anyhow::bail!("validate.endpoints.{name}: no validator checks a provider of that name");
+    }
     if explicit {
         o.endpoints = v.endpoints.clone();
     } else if !v.endpoints.is_empty() {
@@ -72,7 +80,7 @@ pub fn validation_options(cfg: &Config, explicit: bool) -> crate::validate::Opti
              --config; ignored"
         );
     }
-    o
+    Ok(o)
 }
 
 /// The rule set: built-ins plus the operator's files, minus disabled rules.
@@ -297,6 +305,7 @@ impl Session {
             validation: crate::validate::Options {
                 validate_hosts: r.validate_hosts,
                 ..validation_options(&cfg, r.rules.config.is_some())
+                    .with_context(|| cfg_name.clone())?
             },
             settings: r,
             color,

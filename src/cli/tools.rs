@@ -133,7 +133,7 @@ pub fn merge_shards(
     let masker = (!show).then(masker).transpose()?;
     let public = public_rules();
     let is_public = |r: &str| public.contains(r);
-    let context = |c: &str, known: &crate::detect::Known| {
+    let context = |c: &str, known: &crate::model::Known| {
         masker
             .as_ref()
             .map_or(c.to_string(), |m| m.mask_text(c, known))

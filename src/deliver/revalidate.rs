@@ -100,7 +100,7 @@ pub fn revalidate(
     // finding, the secret beside it).
     if let Some(masker) = masker {
         let is_public = |id: &str| rules.iter().any(|r| r.id == id && r.public);
-        let context = |c: &str, known: &crate::detect::Known| masker.mask_text(c, known);
+        let context = |c: &str, known: &crate::model::Known| masker.mask_text(c, known);
         crate::report::Redact {
             public: &is_public,
             context: &context,

@@ -6,16 +6,13 @@
 //!   span, one secret one match across views;
 //! - [`Detection::findings`]: those matches as findings, each context masked with every span
 //!   any pass took for a secret;
-//! - [`Known`]: the secret *values* seen so far, so a value found in one place is masked
-//!   wherever else it appears (masking by value, not by position).
-
-mod known;
-
-pub use known::Known;
+//! - [`mask_contexts`]: every context masked with the secret *values* seen so far
+//!   ([`Known`], in `model`, where every reader of a report finds it too), so a value found
+//!   in one place is masked wherever else it appears (masking by value, not by position).
 
 use crate::decode::View;
 use crate::engine::{Engine, Match};
-use crate::model::{self, Finding, Origin, Provenance};
+use crate::model::{self, Finding, Known, Origin, Provenance};
 
 /// A match in a decoded view: its encoded span in the input and the decoded secret.
 #[derive(Clone)]

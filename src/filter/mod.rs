@@ -30,8 +30,9 @@ mod structured;
 pub use stream::{pump, run, Sink};
 pub use structured::{mask_json, mask_text, mask_value, Masked, Masking};
 
-use crate::detect::{Detection, Known};
+use crate::detect::Detection;
 use crate::engine::{Engine, Match};
+use crate::model::Known;
 use crate::model::{Finding, Origin};
 use crate::source::Provenance;
 use regex_automata::hybrid::dfa::{Cache, DFA};
@@ -423,8 +424,7 @@ fn is_word(b: u8) -> bool {
 }
 
 /// The text a terminal shows: `bytes` with ANSI escape sequences removed (an escape cut off
-/// at the end too: the rest of it is on its way) and the invisible characters inside a word
-/// ([`crate::decode::visible`]), and where each byte came from.
+/// at the end too: the rest of it is on its way), and where each byte came from.
 struct Visible {
     bytes: Vec<u8>,
     /// `map.get(i)` is where visible byte `i` is in the original; the last entry is the end.
@@ -434,7 +434,7 @@ struct Visible {
 
 impl Visible {
     fn new(hay: &[u8]) -> Visible {
-        if !crate::decode::has_hidden(hay) {
+        if memchr::memchr(0x1b, hay).is_none() {
             return Visible {
                 bytes: hay.to_vec(),
                 map: Default::default(),
@@ -442,7 +442,7 @@ impl Visible {
         }
         let crate::decode::View {
             mut bytes, mut map, ..
-        } = crate::decode::visible(hay);
+        } = crate::decode::strip_ansi(hay);
         // A lone ESC at the very end is the start of a sequence, not text: its byte and its
         // entry go, the end's stays.
         if hay.last() == Some(&0x1b) && bytes.last() == Some(&0x1b) {

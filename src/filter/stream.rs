@@ -6,9 +6,9 @@
 //! if scanning fails (a read error, a panic) the held bytes are never forwarded unmasked.
 
 use super::Masker;
-use crate::detect::Known;
 use crate::engine::Engine;
 use crate::model::Finding;
+use crate::model::Known;
 use std::io::{self, Read, Write};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};

@@ -10,8 +10,8 @@
 
 use super::{detect, findings_in, lock, Masker, Visible};
 use crate::decode::json::{self, StringAt};
-use crate::detect::Known;
 use crate::engine::{Engine, Match};
+use crate::model::Known;
 use crate::model::{Finding, Origin};
 use crate::source::Provenance;
 use std::sync::{Arc, Mutex};

@@ -4,6 +4,7 @@
 
 mod fingerprint;
 mod found;
+mod known;
 mod provenance;
 mod reach;
 mod record;
@@ -13,6 +14,7 @@ mod verdict;
 pub use crate::engine::FingerprintKey;
 pub use fingerprint::{hex, random_salt, BaselineKdf};
 pub use found::{findings, findings_counting, findings_masked, place, Origin};
+pub use known::{Known, Occurrence};
 pub use provenance::{Commit, Provenance};
 pub use reach::{severity, Reach, ReachFlag, ReachLevel, Severity};
 pub use record::{report_order, BaselineEntry, Record, RecordError, PER_PLACE};

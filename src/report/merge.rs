@@ -266,7 +266,7 @@ impl Merger {
         use crate::report::Format;
         let entries = self.sorted();
         let known = if self.show_secrets {
-            crate::detect::Known::new()
+            crate::model::Known::new()
         } else {
             super::known_of(self.known.iter().map(String::as_str))
         };
@@ -364,7 +364,7 @@ impl Merger {
     fn sarif(
         &self,
         entries: &[(&String, &Entry)],
-        known: &crate::detect::Known,
+        known: &crate::model::Known,
         out: &mut dyn Write,
     ) -> io::Result<()> {
         // A report is not trusted to keep its secrets to the secret's field: every string of
@@ -398,7 +398,7 @@ impl Merger {
     }
 }
 
-fn entry_json(fp: &str, e: &Entry, known: &crate::detect::Known) -> Value {
+fn entry_json(fp: &str, e: &Entry, known: &crate::model::Known) -> Value {
     let (first, last) = span(e);
     let surfaces: BTreeSet<&str> = e
         .locations

@@ -59,7 +59,7 @@ pub fn write(
 
 pub use json::write_baseline;
 
-use crate::detect::Known;
+use crate::model::Known;
 
 /// Whether `s` is a secret's masked form ([`crate::model::Secret::redacted`]: at most four
 /// characters, then `********`). An earlier report's `redacted` flag is not trusted (a record

@@ -175,7 +175,7 @@ impl OperatorHook {
 /// holds one (see [`execute`]).
 pub fn run_hooks(
     findings: &mut [Finding],
-    known: &crate::detect::Known,
+    known: &crate::model::Known,
     hooks: &[OperatorHook],
     opts: &crate::validate::Options,
     audit: &mut Audit,
@@ -257,7 +257,7 @@ fn execute(
     h: &OperatorHook,
     f: &Finding,
     set: Option<&Credential>,
-    known: &crate::detect::Known,
+    known: &crate::model::Known,
     opts: &crate::validate::Options,
     after: &mut Option<crate::model::Validation>,
 ) -> HookRun {
@@ -338,7 +338,7 @@ fn execute(
     ];
     // What the hook prints is masked by the value it was handed (with `with_secret`), which
     // it may echo: leakhound's stderr is a log like any other.
-    let mut handed = crate::detect::Known::new();
+    let mut handed = crate::model::Known::new();
     if h.with_secret && !f.public {
         handed.add(f.secret.bytes(), 0);
     }
@@ -395,7 +395,7 @@ const HOOK_DRAIN: Duration = Duration::from_millis(200);
 
 /// Copy a hook's output to leakhound's stderr, line by line (a value is masked whole), with
 /// each of `known` masked, until the pipe closes.
-fn relay(mut from: impl std::io::BufRead, known: &crate::detect::Known) -> std::io::Result<()> {
+fn relay(mut from: impl std::io::BufRead, known: &crate::model::Known) -> std::io::Result<()> {
     let mut line = Vec::new();
     loop {
         line.clear();

@@ -158,7 +158,7 @@ impl Scanner {
     /// it occurs, a piece of one cut off at an edge, and whatever a rule matches there, plain
     /// or in a decoded view. For text leakhound did not build itself (an earlier report's
     /// context line).
-    pub fn mask_text(&self, text: &str, known: &crate::detect::Known) -> String {
+    pub fn mask_text(&self, text: &str, known: &crate::model::Known) -> String {
         let mut spans: Vec<(usize, usize)> = self
             .matches(text.as_bytes())
             .spans()

@@ -64,7 +64,7 @@ pub struct ScanResults {
     /// go of with them: freed one by one at a run's end, while the report waited, they took
     /// a sixth of the time after the walk (the CLI lets go of the results on a thread of
     /// its own).
-    known: crate::detect::Known,
+    known: crate::model::Known,
 }
 
 /// An engine and a policy, shared by every worker thread.
@@ -192,7 +192,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl ScanResults {
     /// The findings to act on, beside every value of the run's findings, reported or not
     /// (see the field).
-    pub fn findings_and_known(&mut self) -> (&mut [Finding], &crate::detect::Known) {
+    pub fn findings_and_known(&mut self) -> (&mut [Finding], &crate::model::Known) {
         (&mut self.findings, &self.known)
     }
 
@@ -223,7 +223,7 @@ impl ScanResults {
 
 /// Findings sorted and paired into credential sets, totals counted. `known`: the values of
 /// `o`'s findings and of those it left out.
-fn finish(mut o: ScanResults, start: Instant, known: crate::detect::Known) -> ScanResults {
+fn finish(mut o: ScanResults, start: Instant, known: crate::model::Known) -> ScanResults {
     Finding::sort_for_report(&mut o.findings);
     crate::detect::mask_contexts(&mut o.findings, &known);
     o.known = known;

@@ -2,7 +2,7 @@
 //! and the progress counters. Every driver and the content pipeline get it as one argument.
 
 use super::{admit::Skip, lock, Progress, ScanResults};
-use crate::detect::Known;
+use crate::model::Known;
 use crate::model::{self, Finding, Warning};
 use crate::policy::Policy;
 use crate::rules::{Confidence, Rule};

@@ -530,3 +530,29 @@ fn rotate_revokes_a_live_key_once_and_only_when_asked() {
     assert_eq!(revokes(port).len(), 3, "{:?}", revokes(port));
     drop((server, again));
 }
+
+/// An endpoint override for a provider no validator checks (a typo) is an error naming the
+/// key, as an unknown key is: it would move nothing, and the check would go to the provider's
+/// own host unnoticed.
+#[test]
+fn an_endpoint_for_an_unknown_provider_is_an_error() {
+    let sb = Sandbox::new();
+    sb.write("data/t.txt", "nothing\n");
+    let cfg = sb.write(
+        "ops.toml",
+        "[validate.endpoints]\ngithb = \"http://127.0.0.1:9/\"\n",
+    );
+    let r = scan(&sb, "typo", &["--config", cfg.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("validate.endpoints.githb"),
+        "{}",
+        r.stderr
+    );
+    let cfg = sb.write(
+        "ok.toml",
+        "[validate.endpoints]\ngithub = \"http://127.0.0.1:9/\"\n",
+    );
+    let r = scan(&sb, "ok", &["--config", cfg.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -4,9 +4,9 @@
 
 use super::{mask_last_message, mask_message, relay, Direction, Ids, Options};
 use crate::decode::json::Step;
-use crate::detect::Known;
 use crate::engine::Engine;
 use crate::filter::{Masking, Sink};
+use crate::model::Known;
 use std::io::{self, BufRead, Read, Write};
 use std::sync::{Arc, Mutex};
 

@@ -367,14 +367,13 @@ impl Validator for HttpValidator {
     }
 
     fn unpaired(&self, _f: &Finding) -> Validation {
-        Validation::skipped(
-            &format!(
-                "no pair: {} needs {}",
-                self.name,
-                self.parts[1..].join(", ")
-            ),
-            None,
-        )
+        // A validator of one part pairs nothing: its finding was left out of every credential
+        // (a record without its rule's part, say), and no other part is missing.
+        let why = match &self.parts[1..] {
+            [] => format!("not checked: no {} credential holds it", self.name),
+            others => format!("no pair: {} needs {}", self.name, others.join(", ")),
+        };
+        Validation::skipped(&why, None)
     }
 
     fn can_revoke(&self) -> bool {
