@@ -72,9 +72,10 @@ pub struct Masker<'e> {
     known: Arc<Mutex<Known>>,
 }
 
-/// The values known as secrets, however a panic elsewhere left the lock.
-fn lock(known: &Mutex<Known>) -> MutexGuard<'_, Known> {
-    known.lock().unwrap_or_else(|e| e.into_inner())
+/// What a lock guards (the values known as secrets, the proxy's identifiers), however a
+/// panic elsewhere left it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl<'e> Masker<'e> {

@@ -46,6 +46,10 @@ impl Ids {
     /// Note the request ids that `sent` (the masked copy forwarded to the client) holds in
     /// place of the ones `original` (the server's message) wrote.
     pub fn note_masked(&mut self, original: &[u8], sent: &[u8]) {
+        // Most messages go out as they came: nothing to parse again.
+        if original == sent {
+            return;
+        }
         let (Some(before), Some(after)) = (json::strings(original), json::strings(sent)) else {
             return;
         };
@@ -91,9 +95,5 @@ impl Ids {
 
 /// Whether `path` is a message's own `id` (or a batch's message's).
 fn is_id(path: &[Step]) -> bool {
-    let path = match path.first() {
-        Some(Step::Index(_)) => &path[1..],
-        _ => path,
-    };
-    matches!(path, [Step::Key(k)] if k == "id")
+    matches!(super::in_message(path), [Step::Key(k)] if k == "id")
 }

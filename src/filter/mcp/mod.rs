@@ -170,14 +170,19 @@ fn keep_identifiers(original: &[u8], masked: &[u8], keep: Keep) -> Option<Vec<u8
     Some(out)
 }
 
+/// `path` from its message: a batch's message's path without the batch's index.
+fn in_message(path: &[Step]) -> &[Step] {
+    match path.first() {
+        Some(Step::Index(_)) => &path[1..],
+        _ => path,
+    }
+}
+
 /// Whether a string at `path` is one the peers match messages by: a message's `id`, `method`
 /// and `jsonrpc`, a cancelled request's `requestId`, a progress token. A batch (an array of
 /// messages, MCP 2025-03-26) has the same paths under an index.
 fn is_identifier(path: &[Step]) -> bool {
-    let path = match path.first() {
-        Some(Step::Index(_)) => &path[1..],
-        _ => path,
-    };
+    let path = in_message(path);
     let key = |s: &Step, k: &str| matches!(s, Step::Key(x) if x == k);
     match path {
         [k] => key(k, "id") || key(k, "method") || key(k, "jsonrpc"),

@@ -5,7 +5,7 @@
 use super::{mask_last_message, mask_message, relay, Direction, Ids, Options};
 use crate::decode::json::Step;
 use crate::engine::Engine;
-use crate::filter::{Masking, Sink};
+use crate::filter::{lock, Masking, Sink};
 use crate::model::Known;
 use std::io::{self, BufRead, Read, Write};
 use std::sync::{Arc, Mutex};
@@ -228,8 +228,4 @@ pub fn serve(
     crate::filter::stream::set_child(0);
     r?;
     status
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
