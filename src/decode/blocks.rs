@@ -251,7 +251,11 @@ fn named(hay: &[u8], start: usize, v: View) -> View {
         .iter()
         .rposition(|b| !matches!(b, b' ' | b'\t' | b'"' | b'\''))
         .map(|i| head[i]);
-    if head.len() > 96 || !matches!(sign, Some(b':' | b'=')) || v.bytes.contains(&b'\n') {
+    if head.len() > 96
+        || !matches!(sign, Some(b':' | b'='))
+        || v.bytes.contains(&b'\n')
+        || assigns(&v.bytes)
+    {
         return v;
     }
     let mut bytes = head.to_vec();
@@ -260,6 +264,30 @@ fn named(hay: &[u8], start: usize, v: View) -> View {
     map.push_copied(line, start - line);
     map.extend(&v.map);
     View { bytes, map }
+}
+
+/// Whether decoded text is itself an assignment (`password=…`, `user: …`): it names its own
+/// value, and the outer name put before it would hide that name from the rules. `user:pass`
+/// (a registry's `auth`) is a value, not an assignment: a colon assigns before a space.
+fn assigns(decoded: &[u8]) -> bool {
+    let name = decoded
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .count();
+    let rest = &decoded[name..];
+    let rest = &rest[rest
+        .iter()
+        .take_while(|b| matches!(b, b'"' | b'\''))
+        .count()..];
+    name > 0
+        && match rest {
+            [b' ' | b'\t', ..] => {
+                let sign = rest.iter().find(|b| !matches!(b, b' ' | b'\t'));
+                matches!(sign, Some(b':' | b'='))
+            }
+            [b'=', ..] | [b':', b' ' | b'\t', ..] => true,
+            _ => false,
+        }
 }
 
 #[cfg(test)]

@@ -207,6 +207,54 @@ fn a_generated_password_before_punctuation_or_a_form_field_is_masked() {
     assert_eq!(r.stdout, code);
 }
 
+/// A base64 block that decodes to an assignment keeps its own name when it is itself a
+/// value (`{"data": "<base64 of password=…>"}`): the outer name put before the decoded text
+/// hid `password=` from the rules, so the block was found on a bare line only.
+#[test]
+fn base64_of_an_assignment_is_found_wherever_the_block_stands() {
+    use base64::Engine as _;
+    let sb = hostile();
+    let (_, s) = fake_aws(2517);
+    let password: String = s
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(18)
+        .collect();
+    let block = base64::engine::general_purpose::STANDARD.encode(format!("password={password}"));
+    for line in [
+        block.clone(),
+        format!("[\"{block}\"]"),
+        format!("{{\"data\": \"{block}\"}}"),
+        format!("k: \"{block}\""),
+        format!("x={block}"),
+    ] {
+        let r = run(&sb, &["filter"], Some(format!("{line}\n").as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains("[REDACTED:generic.password]"),
+            "{line}: {}",
+            r.stdout
+        );
+        sb.write("data.json", format!("{line}\n"));
+        sb.write("plain.toml", "");
+        let args = [
+            "scan",
+            "--config",
+            "plain.toml",
+            "--format",
+            "jsonl",
+            "data.json",
+        ];
+        let r = run(&sb, &args, None);
+        assert_eq!(r.code, 1, "{line}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("generic.password"),
+            "{line}: {}",
+            r.stdout
+        );
+    }
+}
+
 #[test]
 fn a_hook_masks_what_the_tool_input_named_in_the_output_and_in_keys() {
     let sb = hostile();
