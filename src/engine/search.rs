@@ -235,10 +235,14 @@ impl Engine {
     ) -> Window {
         let w = self.compiled[r].window;
         let from_base = |at: usize| (at - base) as u32;
+        let from = kend.saturating_sub(w);
         Window {
             rule: r as u32,
-            start: from_base(kend.saturating_sub(w)),
-            end: from_base((start + w).min(len)),
+            start: from_base(from),
+            // A window narrower than the keyword (an operator's `window`, a pattern whose
+            // longest match is shorter) holds no match with the keyword in it: empty, not
+            // reversed.
+            end: from_base((start + w).min(len).max(from)),
             hit: from_base(start),
             own,
         }

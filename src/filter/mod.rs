@@ -310,10 +310,15 @@ impl<'e> Masker<'e> {
                 .map(|m| lo + m.start())
                 .max()
         });
-        // Starts inside a finished match reaching the end are settled.
+        // Starts inside a finished match reaching the end are settled: at the end of the
+        // stream, or when its secret closed before the match ended and nothing that follows
+        // can take the closing bytes into it.
         let settled: Vec<(usize, usize)> = found
             .iter()
-            .filter(|m| m.match_end == n && (at_end || m.end < m.match_end))
+            .filter(|m| {
+                m.match_end == n
+                    && (at_end || (m.end < m.match_end && !could_grow(self.engine, v, m)))
+            })
             .map(|m| (m.match_start, m.match_end))
             .collect();
         // A secret begins at or after its match's start: once a start is past the earliest
@@ -334,6 +339,21 @@ impl<'e> Masker<'e> {
         }
         earliest
     }
+}
+
+/// Whether more text could move the end of `m`'s secret, closed before its match ends, past
+/// the bytes that closed it: a URL's password runs to the last `@`, so `…:pass@host` is not
+/// settled until the line is (a later `@` makes `host` part of the password), while a
+/// quoted value's closing quote is. Asked by example: the text after the secret written
+/// twice over, read again from the match's start.
+fn could_grow(engine: &Engine, v: &[u8], m: &Match) -> bool {
+    let mut probe = v[m.match_start..].to_vec();
+    probe.extend_from_slice(&v[m.end..]);
+    let (start, end) = (m.start - m.match_start, m.end - m.match_start);
+    crate::detect::detect(engine, &probe)
+        .plain
+        .iter()
+        .any(|o| o.rule == m.rule && o.start == start && o.end > end)
 }
 
 /// What `scan` finds in the visible text `vis`, through the one detection step: the plain

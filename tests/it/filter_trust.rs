@@ -477,6 +477,31 @@ fn idle_holds_only_from_where_a_secret_could_begin() {
     }
 }
 
+/// A URL's password runs to its last `@`: a pause after `…:pass@host` must not send `host`
+/// on, for a later `@` makes it part of the password. Each pause gives what one read of the
+/// whole line gives.
+#[test]
+fn a_pause_inside_a_urls_userinfo_forwards_no_piece_of_the_password() {
+    let line = "postgres://app:eST4eTrJCr8H@dternalr8HoHjSCT9M@db.int:5432/app\n";
+    let mut whole = Masker::new(engine(), "t");
+    let mut want = whole.push(line.as_bytes()).0;
+    want.extend(whole.finish().0);
+    assert!(!String::from_utf8_lossy(&want).contains("dternal"));
+    for cut in [28, 33, 46, 47, 50] {
+        let mut m = Masker::new(engine(), "t");
+        let mut out = m.push(&line.as_bytes()[..cut]).0;
+        out.extend(m.idle().0);
+        out.extend(m.push(&line.as_bytes()[cut..]).0);
+        out.extend(m.finish().0);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want),
+            "paused after {:?}",
+            &line[..cut]
+        );
+    }
+}
+
 /// A long partial line that no rule's match can still be under way in (letters past every
 /// rule's bound) goes out when the stream is idle, all but its last bytes: it is not held
 /// whole, to be masked at the end as a partial secret.
