@@ -332,7 +332,14 @@ impl<'e> Masker<'e> {
                 || (n - j >= MIN_PIECE && (!at_end || looks_random(&v[j..])))
                 || ((j == 0 || !is_word(v[j - 1])) && pre.is_keyword_prefix(&v[j..]));
             if worth && !settled.iter().any(|&(s, e)| s <= j && j < e) {
-                if let Some(k) = pre.secret_from(caches.as_mut(), v, j) {
+                // At the end of the stream a secret already found is whole and masked: a
+                // longer match that would begin its secret there (an AWS secret's rule
+                // reading on for its key id) has nothing more to mask, and a partial mask
+                // from there took the blank lines after it into the secret's.
+                let k = pre.secret_from(caches.as_mut(), v, j);
+                if let Some(k) =
+                    k.filter(|&k| !(at_end && found.iter().any(|m| m.span().contains(&k))))
+                {
                     earliest = Some(earliest.map_or(k, |e| e.min(k)));
                 }
             }

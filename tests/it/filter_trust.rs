@@ -601,3 +601,27 @@ fn run_without_dashes_says_to_add_them() {
         "no hint to add `--`: {err}"
     );
 }
+
+/// The blank lines after a secret at the end of a stream stay: a rule that could read on past
+/// the secret (an AWS secret's, for its key id) made a partial mask from the secret's start
+/// that took the first of them into the secret's mask (proptest found it).
+#[test]
+fn blank_lines_after_a_secret_at_the_end_of_a_stream_stay() {
+    for kind in 0..4 {
+        let (line, _) = planted(kind, 0);
+        for ends in ["\n\n", "\n\n\n", "\r\n\r\n", "\n \n"] {
+            let input = format!("CurL {line}{ends}").into_bytes();
+            let mut m = Masker::new(engine(), "t");
+            let mut out = Vec::new();
+            for b in input.chunks(1) {
+                out.extend(m.push(b).0);
+            }
+            out.extend(m.finish().0);
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&one_shot(&input)),
+                "{ends:?}"
+            );
+        }
+    }
+}
