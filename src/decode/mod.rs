@@ -676,10 +676,15 @@ mod tests {
         let inner = b(b"password = hunter2hunter2hunter2");
         let outer = b(format!("config: {inner}").as_bytes());
         let vs = views(format!("data: {outer}\n").as_bytes());
-        // The inner value behind the name it is assigned to inside the outer one.
+        // The inner value, an assignment of its own, keeps its own name rather than take
+        // the one it is assigned to inside the outer one (`config: password = …` would hide
+        // `password` from the rules).
         assert!(vs
             .iter()
-            .any(|(_, v)| v.bytes == b"config: password = hunter2hunter2hunter2"));
+            .any(|(_, v)| v.bytes == b"password = hunter2hunter2hunter2"));
+        assert!(vs
+            .iter()
+            .all(|(_, v)| !v.bytes.starts_with(b"config: password")));
         let binary = b(&[
             0u8, 1, 2, 3, 250, 251, 252, 253, 254, 255, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
         ]);
