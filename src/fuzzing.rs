@@ -182,6 +182,7 @@ pub fn decode(data: &[u8]) {
         check_view(&v, data.len());
     }
     check_view(&crate::decode::strip_ansi(data), data.len());
+    check_view(&crate::decode::visible(data), data.len());
     let _ = crate::decode::looks_utf16(data);
     let _ = crate::decode::utf16_text(data);
     if let Some(strings) = crate::decode::json::strings(data) {

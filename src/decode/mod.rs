@@ -46,6 +46,73 @@ impl View {
     }
 }
 
+/// Whether `hay` holds anything [`visible`] takes out: an escape, or a byte that may begin an
+/// invisible character.
+pub fn has_hidden(hay: &[u8]) -> bool {
+    hay.iter()
+        .any(|&b| matches!(b, 0x00..=0x08 | 0x0e..=0x1f | 0x7f | 0xc2 | 0xe2 | 0xef))
+}
+
+/// How long the invisible character at the start of `b` is, if one is: a control character
+/// that is no blank and no line end (NUL, backspace; not a tab, a CR, a form feed, nor ESC,
+/// which begins a sequence), DEL, a soft hyphen, a zero-width space, joiner or non-joiner, a
+/// word joiner or a byte-order mark. Nothing a reader sees, so nothing that may stand inside
+/// a secret to hide it.
+fn invisible(b: &[u8]) -> Option<usize> {
+    match b {
+        [0x00..=0x08 | 0x0e..=0x1a | 0x1c..=0x1f | 0x7f, ..] => Some(1),
+        [0xc2, 0xad, ..] => Some(2),
+        [0xe2, 0x80, 0x8b..=0x8d, ..] | [0xe2, 0x81, 0xa0, ..] | [0xef, 0xbb, 0xbf, ..] => Some(3),
+        _ => None,
+    }
+}
+
+/// Whether `b` may be part of a secret's run of characters (a letter, a digit, a token's
+/// punctuation).
+fn word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_-+/=.~!@#%^&*$".contains(&b)
+}
+
+/// `hay` as a terminal or a reader shows it, mapped back to `hay`: without ANSI escape
+/// sequences ([`strip_ansi`]), and without an invisible character ([`invisible`]) that stands
+/// between two characters of a word, where it would cut a secret in two for a rule and not
+/// for a reader. What the maskers read.
+pub fn visible(hay: &[u8]) -> View {
+    if memchr::memchr(0x1b, hay).is_none() {
+        return without_invisible(hay);
+    }
+    let shown = strip_ansi(hay);
+    compose(&shown, &without_invisible(&shown.bytes))
+}
+
+/// `text` without the invisible characters inside its words (a group of them as one).
+fn without_invisible(text: &[u8]) -> View {
+    let mut v = View {
+        bytes: Vec::with_capacity(text.len()),
+        map: Map::default(),
+    };
+    let (mut run, mut i) = (0, 0);
+    while i < text.len() {
+        let mut j = i;
+        while let Some(n) = invisible(&text[j..]) {
+            j += n;
+        }
+        if j == i {
+            i += 1;
+            continue;
+        }
+        let before = i.checked_sub(1).map(|p| text[p]);
+        if before.is_some_and(word_byte) && text.get(j).copied().is_some_and(word_byte) {
+            v.push_copied(&text[run..i], run);
+            run = j;
+        }
+        i = j;
+    }
+    v.push_copied(&text[run..], run);
+    v.map.push(text.len());
+    v
+}
+
 /// `hay` without ANSI escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ST`, and
 /// two-byte escapes), mapped back to `hay`.
 pub fn strip_ansi(hay: &[u8]) -> View {
@@ -497,6 +564,39 @@ mod tests {
         assert_eq!(strip_ansi(b"\x1b(BAKIA x\x1b)0y").bytes, b"AKIA xy");
         assert_eq!(strip_ansi(b"a\x1bPq#0\x1b\\b\x1b_app\x07c").bytes, b"abc");
         assert_eq!(strip_ansi(b"a\x1b(").bytes, b"a");
+    }
+
+    /// What a reader sees: an invisible character (or a group of them, an escape among them)
+    /// inside a word is left out and the word is whole, mapped back byte for byte; one beside
+    /// a blank, a tab, a line end (a lone CR is one) and visible text outside ASCII stay.
+    #[test]
+    fn invisible_characters_inside_a_word_are_left_out() {
+        for (hay, shown) in [
+            (&b"ab\x00cd"[..], &b"abcd"[..]),
+            ("ab\u{200b}cd".as_bytes(), b"abcd"),
+            ("ab\u{ad}\u{feff}cd".as_bytes(), b"abcd"),
+            (b"ab\x08\x1b[0m\x7fcd", b"abcd"),
+            (b"ab\rcd", b"ab\rcd"),
+            (b"ab\r\ncd", b"ab\r\ncd"),
+            (b"ab \x00cd", b"ab \x00cd"),
+            (b"ab\tcd", b"ab\tcd"),
+            ("ab\u{200b}".as_bytes(), "ab\u{200b}".as_bytes()),
+            (
+                "caf\u{e9} \u{2014} d".as_bytes(),
+                "caf\u{e9} \u{2014} d".as_bytes(),
+            ),
+        ] {
+            let v = visible(hay);
+            assert_eq!(v.bytes, shown, "{hay:?}");
+            assert!(has_hidden(hay) || v.bytes == hay, "{hay:?}");
+            // Each byte shown maps to the same byte of the input.
+            for (i, &b) in v.bytes.iter().enumerate() {
+                assert_eq!(hay[v.map.get(i)], b, "{hay:?} at {i}");
+            }
+            assert_eq!(v.map.get(v.bytes.len()), hay.len());
+        }
+        // Text with nothing hidden is not copied into a view at all by its readers.
+        assert!(!has_hidden(b"plain text\nand a tab\t"));
     }
 
     /// The one pass finds what a search for each lead finds, wherever it is and whatever

@@ -18,9 +18,10 @@
 //!
 //! Already-forwarded bytes stay as context for the next scan (a variable name before a value
 //! that arrives later), never forwarded twice. Everything is decided on the *visible* text:
-//! ANSI escape sequences (and an escape cut off at the end of what arrived) are stripped in
-//! the view the engine scans and mapped back, so colour codes around or inside a secret do
-//! not hide it, neither from the scan nor from the partial-match check. A carriage return is
+//! ANSI escape sequences (and an escape cut off at the end of what arrived), and invisible
+//! characters inside a word (a NUL, a zero-width space, a soft hyphen), are left out of the
+//! view the engine scans and mapped back, so colour codes or an invisible character around
+//! or inside a secret do not hide it, neither from the scan nor from the partial-match check. A carriage return is
 //! a line boundary, as the rules treat it.
 
 pub mod mcp;
@@ -452,7 +453,8 @@ fn is_word(b: u8) -> bool {
 }
 
 /// The text a terminal shows: `bytes` with ANSI escape sequences removed (an escape cut off
-/// at the end too: the rest of it is on its way), and where each byte came from.
+/// at the end too: the rest of it is on its way) and the invisible characters inside a word
+/// ([`crate::decode::visible`]), and where each byte came from.
 struct Visible {
     bytes: Vec<u8>,
     /// `map.get(i)` is where visible byte `i` is in the original; the last entry is the end.
@@ -462,7 +464,7 @@ struct Visible {
 
 impl Visible {
     fn new(hay: &[u8]) -> Visible {
-        if memchr::memchr(0x1b, hay).is_none() {
+        if !crate::decode::has_hidden(hay) {
             return Visible {
                 bytes: hay.to_vec(),
                 map: Default::default(),
@@ -470,7 +472,7 @@ impl Visible {
         }
         let crate::decode::View {
             mut bytes, mut map, ..
-        } = crate::decode::strip_ansi(hay);
+        } = crate::decode::visible(hay);
         // A lone ESC at the very end is the start of a sequence, not text: its byte and its
         // entry go, the end's stays.
         if hay.last() == Some(&0x1b) && bytes.last() == Some(&0x1b) {

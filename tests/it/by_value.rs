@@ -255,6 +255,46 @@ fn base64_of_an_assignment_is_found_wherever_the_block_stands() {
     }
 }
 
+/// A value repeated with an invisible character inside it (NUL, a zero-width space, a soft
+/// hyphen, a BOM, backspace, DEL: nothing a reader or a model is shown apart from the token)
+/// is masked as the value is, in a stream and in a hook's JSON (`\u200b` escaped).
+#[test]
+fn a_value_with_an_invisible_character_inside_is_masked() {
+    let sb = hostile();
+    let token = fake_github(2517);
+    let (a, b) = token.split_at(14);
+    for sep in [
+        "\0",
+        "\u{200b}",
+        "\u{ad}",
+        "\u{feff}",
+        "\u{8}",
+        "\u{7f}",
+        "\u{200b}\u{200b}",
+    ] {
+        let text = format!("token {token}\nagain {a}{sep}{b}\n");
+        let r = run(&sb, &["filter"], Some(text.as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(
+            r.stdout.matches("[REDACTED:").count(),
+            2,
+            "{sep:?}: {}",
+            r.stdout
+        );
+        assert!(!r.stdout.contains(b), "{sep:?}: {}", r.stdout);
+    }
+    let event = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "PostToolUse",
+        "tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "./show"},
+        "tool_response": {"stdout": format!("token {token}\nagain {a}\u{200b}{b}\nand {a}\u{0}{b}"),
+                          "stderr": "", "interrupted": false, "isImage": false}
+    });
+    let r = run(&sb, &["hook", "claude"], Some(event.to_string().as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains(b), "{}", r.stdout);
+    assert_eq!(r.stdout.matches("[REDACTED:").count(), 3, "{}", r.stdout);
+}
+
 #[test]
 fn a_hook_masks_what_the_tool_input_named_in_the_output_and_in_keys() {
     let sb = hostile();

@@ -32,7 +32,7 @@ fn engine() -> &'static Engine {
 
 /// What a terminal shows of `out`.
 fn shown(out: &[u8]) -> Vec<u8> {
-    leakhound::decode::strip_ansi(out).bytes
+    leakhound::decode::visible(out).bytes
 }
 
 /// The offset in `secret` of the first piece of PIECE bytes that appears in `out`.
@@ -58,7 +58,7 @@ fn assert_no_piece(out: &[u8], secrets: &[String], what: &str) {
 /// The one-shot result: the engine's scan of the whole input as a terminal shows it, each run
 /// of overlapping or touching secret spans replaced by one `[REDACTED:rule]`.
 fn one_shot(input: &[u8]) -> Vec<u8> {
-    let view = leakhound::decode::strip_ansi(input);
+    let view = leakhound::decode::visible(input);
     let mut spans: Vec<(usize, usize, usize)> = engine()
         .scan(&view.bytes)
         .iter()
