@@ -12,9 +12,16 @@ pub const MIN_VALUE: usize = 5;
 /// the end of a stream) when a known value could continue it.
 pub const MIN_PREFIX: usize = 4;
 
+/// A piece of a known value at least this long is masked wherever it appears (but in a
+/// scan's contexts, [`Known::whole_values`]): a value printed in part (the first half of an
+/// AWS secret, a GitHub token's body without its `ghp_`) shows no piece as long.
+pub const PIECE: usize = 10;
+
 /// Secret values and the rule that named each. No `Debug` of the values: it prints counts.
-#[derive(Default)]
 pub struct Known {
+    /// The values' pieces, kept by every `Known` but a scan's run ([`Known::whole_values`]),
+    /// which learns tens of thousands of values and masks whole ones in its contexts.
+    pieces: Option<Pieces>,
     /// Each value once, with the index of the rule that first found it.
     values: Vec<(Box<[u8]>, usize)>,
     index: HashMap<Box<[u8]>, usize, FastHash>,
@@ -44,6 +51,64 @@ pub struct Known {
     /// log2 of the number of bits in `starts` and in `ends`.
     bits: u32,
     longest: usize,
+}
+
+/// Every [`PIECE`]-byte window of the values that could only be a piece of a secret
+/// ([`random_piece`]), where it is in which value.
+#[derive(Default)]
+struct Pieces {
+    windows: HashMap<[u8; PIECE], Vec<(u32, u32)>, FastHash>,
+    /// One bit per hash of a window's first four bytes, as [`Known::starts`]: most places in
+    /// a text begin no window and are passed over by one load and one test.
+    starts: Vec<u64>,
+    bits: u32,
+}
+
+impl Pieces {
+    fn add(&mut self, value: &[u8], i: usize) {
+        let before = self.windows.len();
+        for (at, w) in value.windows(PIECE).enumerate() {
+            if random_piece(w) {
+                let key: [u8; PIECE] = w.try_into().expect("a window is PIECE bytes");
+                self.windows
+                    .entry(key)
+                    .or_default()
+                    .push((i as u32, at as u32));
+            }
+        }
+        if self.windows.len() == before {
+            return;
+        }
+        if self.windows.len() * SPARSE > 1 << self.bits || self.starts.is_empty() {
+            let n = (self.windows.len() * SPARSE).next_power_of_two();
+            self.bits = n.trailing_zeros().clamp(MIN_BITS, 31);
+            self.starts = vec![0; (1 << self.bits) / 64];
+            for w in self.windows.keys() {
+                mark(&mut self.starts, four(w), self.bits);
+            }
+        } else {
+            for w in value.windows(PIECE).filter(|w| random_piece(w)) {
+                mark(&mut self.starts, four(w), self.bits);
+            }
+        }
+    }
+}
+
+/// Whether `w` could only be a piece of a secret, not of ordinary text: two of capitals,
+/// small letters and digits, and six different bytes. A PEM header (`-----BEGIN`), a URL's
+/// `https://ho`, a run of `A`s and words are not; the windows of a random token mostly are.
+fn random_piece(w: &[u8]) -> bool {
+    let (mut classes, mut seen) = (0u8, [0u64; 4]);
+    for &b in w {
+        classes |= match b {
+            b'A'..=b'Z' => 1,
+            b'a'..=b'z' => 2,
+            b'0'..=b'9' => 4,
+            _ => 0,
+        };
+        seen[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+    classes.count_ones() >= 2 && seen.iter().map(|s| s.count_ones()).sum::<u32>() >= 6
 }
 
 /// A value's head is at most this long: values that share their first bytes (every AWS key
@@ -99,6 +164,24 @@ fn marked(table: &[u64], four: [u8; MIN_PREFIX], bits: u32) -> bool {
     table.get(b / 64).is_some_and(|w| w & (1 << (b % 64)) != 0)
 }
 
+impl Default for Known {
+    fn default() -> Known {
+        Known {
+            pieces: Some(Pieces::default()),
+            values: Vec::new(),
+            index: HashMap::default(),
+            heads: HashMap::default(),
+            tails: HashMap::default(),
+            by_head: HashMap::default(),
+            head_lens: 0,
+            starts: Vec::new(),
+            ends: Vec::new(),
+            bits: 0,
+            longest: 0,
+        }
+    }
+}
+
 impl std::fmt::Debug for Known {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Known({} values)", self.values.len())
@@ -114,13 +197,32 @@ pub struct Occurrence {
 }
 
 impl Known {
+    /// A `Known` that also finds a piece of a value, at least [`PIECE`] bytes long and
+    /// random-looking, wherever it stands alone: what every masker and reader of a report
+    /// masks with.
     pub fn new() -> Known {
         Known::default()
     }
 
+    /// A `Known` that finds whole values (and their encoded forms) only: a scan's run, whose
+    /// contexts are masked with every value it found, tens of thousands of them, keeps no
+    /// index of their pieces.
+    pub fn whole_values() -> Known {
+        Known {
+            pieces: None,
+            ..Known::default()
+        }
+    }
+
+    /// This `Known` finding whole values only from now on, as [`Known::whole_values`].
+    pub fn without_pieces(mut self) -> Known {
+        self.pieces = None;
+        self
+    }
+
     /// A `Known` with room for `n` values: a run's end adds tens of thousands at once.
     pub fn with_capacity(n: usize) -> Known {
-        let mut k = Known::default();
+        let mut k = Known::whole_values();
         k.values.reserve(n);
         k.index.reserve(n);
         k.heads.reserve(n);
@@ -174,6 +276,9 @@ impl Known {
             bucket.lens.insert(at, value.len());
         }
         self.head_lens |= 1 << h.1;
+        if let Some(p) = &mut self.pieces {
+            p.add(value, i);
+        }
         self.values.push((value.into(), rule));
         self.longest = self.longest.max(value.len());
         if self.values.len() * SPARSE > 1 << self.bits {
@@ -252,8 +357,69 @@ impl Known {
                 }
             }
         }
+        if let Some(p) = &self.pieces {
+            self.find_pieces(p, hay, &mut out);
+        }
         out.sort_by_key(|o| (o.start, std::cmp::Reverse(o.end)));
         out
+    }
+
+    /// Each run of `hay` at least [`PIECE`] long that some value holds, as long as it goes
+    /// on matching that value both ways from a random-looking window of it.
+    fn find_pieces(&self, p: &Pieces, hay: &[u8], out: &mut Vec<Occurrence>) {
+        // The end of the last run found: a window inside it adds nothing.
+        if hay.len() < PIECE || p.windows.is_empty() {
+            return;
+        }
+        // The whole values found (by start, as `find` lists them) and, for each, the
+        // furthest end of those up to it: a piece inside a whole occurrence is no new one.
+        let whole: Vec<(usize, usize)> = out
+            .iter()
+            .scan(0, |reach, o| {
+                *reach = o.end.max(*reach);
+                Some((o.start, *reach))
+            })
+            .collect();
+        let inside = |a: usize, e: usize| {
+            let i = whole.partition_point(|&(start, _)| start <= a);
+            i > 0 && whole[i - 1].1 >= e
+        };
+        let mut reach = 0;
+        for s in 0..=hay.len() - PIECE {
+            if !marked(&p.starts, four(&hay[s..]), p.bits) {
+                continue;
+            }
+            let key: [u8; PIECE] = hay[s..s + PIECE].try_into().expect("PIECE bytes");
+            let Some(places) = p.windows.get(&key) else {
+                continue;
+            };
+            for &(i, at) in places {
+                let (value, rule) = &self.values[i as usize];
+                let at = at as usize;
+                let back = hay[..s]
+                    .iter()
+                    .rev()
+                    .zip(value[..at].iter().rev())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let on = hay[s..]
+                    .iter()
+                    .zip(&value[at..])
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                if s + on > reach {
+                    reach = s + on;
+                    if inside(s - back, s + on) {
+                        continue;
+                    }
+                    out.push(Occurrence {
+                        start: s - back,
+                        end: s + on,
+                        rule: *rule,
+                    });
+                }
+            }
+        }
     }
 
     /// Where a piece of a known value at the very end of `hay` begins: the earliest start
@@ -389,6 +555,47 @@ fn four(b: &[u8]) -> [u8; MIN_PREFIX] {
 mod tests {
     use super::*;
 
+    /// A masker's `Known` finds a random-looking piece of a value, [`PIECE`] bytes or more,
+    /// wherever it stands alone, as far as it goes on matching; a shorter one, a piece that
+    /// could be ordinary text, and a scan's `Known` find none.
+    #[test]
+    fn a_masker_finds_a_piece_of_a_value_printed_alone() {
+        let value = "wJa1rXUtnFEMI/K7MDENG+bPxRfiCYz9k3Lq8vTd";
+        let pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU";
+        let mut k = Known::new();
+        assert!(k.add(value.as_bytes(), 3));
+        assert!(k.add(pem.as_bytes(), 4));
+        for (text, want) in [
+            // The first half, the second half, the middle, with text around them.
+            (format!("half {}.", &value[..20]), Some((5, 25))),
+            (format!("{} end", &value[20..]), Some((0, 20))),
+            (format!("x={}\n", &value[7..19]), Some((2, 14))),
+            // Nine bytes are below the promise; a PEM header is in every key.
+            (format!("short {}", &value[3..12]), None),
+            (
+                "other -----BEGIN OPENSSH PRIVATE KEY-----".to_string(),
+                None,
+            ),
+        ] {
+            let found: Vec<(usize, usize)> = k
+                .find(text.as_bytes())
+                .iter()
+                .map(|o| (o.start, o.end))
+                .collect();
+            match want {
+                Some(span) => assert_eq!(found, vec![span], "{text}"),
+                None => assert!(found.is_empty(), "{text}: {found:?}"),
+            }
+        }
+        assert_eq!(
+            k.find(format!("half {}.", &value[..20]).as_bytes())[0].rule,
+            3
+        );
+        let mut scan = Known::whole_values();
+        scan.add(value.as_bytes(), 3);
+        assert!(scan.find(&value.as_bytes()[..20]).is_empty());
+    }
+
     /// A value is found as programs write it encoded: in a URL (either case of hex), in a
     /// JSON string with `/` escaped, and as base64 of it alone; each such occurrence is
     /// masked whole. Absorbing a table adds no forms of forms.
@@ -464,7 +671,9 @@ mod tests {
         let mut seed = 25u64;
         let mut below = |n: usize| crate::engine::below(&mut seed, n as u64) as usize;
         let alphabet = b"AKIabc019_";
-        let mut k = Known::new();
+        // Whole values only: over ten letters, a value's pieces turn up in this text by chance
+        // (`a_masker_finds_a_piece_of_a_value_printed_alone` holds the pieces).
+        let mut k = Known::whole_values();
         let mut all: Vec<Vec<u8>> = Vec::new();
         for round in 0..6 {
             for _ in 0..(40 << round) {

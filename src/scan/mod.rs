@@ -204,7 +204,8 @@ impl ScanResults {
         self.summary.add(&other.summary);
         self.units.extend(other.units);
         self.left_out += other.left_out;
-        let mut known = std::mem::take(&mut self.known);
+        // A default `ScanResults` (the start of a merge) would keep pieces; a run's do not.
+        let mut known = std::mem::take(&mut self.known).without_pieces();
         known.absorb(other.known);
         match (&mut self.notes, other.notes) {
             (Some(mine), Some(n)) => {

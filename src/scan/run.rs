@@ -41,7 +41,7 @@ impl<'a> Run<'a> {
     ) -> Run<'a> {
         Run {
             out: Mutex::default(),
-            known: Mutex::default(),
+            known: Mutex::new(Known::whole_values()),
             on_warning,
             progress,
             policy,

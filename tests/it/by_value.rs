@@ -295,6 +295,55 @@ fn a_value_with_an_invisible_character_inside_is_masked() {
     assert_eq!(r.stdout.matches("[REDACTED:").count(), 3, "{}", r.stdout);
 }
 
+/// A piece of a known value printed alone (the first half of an AWS secret, a GitHub
+/// token's body without `ghp_`, a key id's middle) is masked by the maskers as the value is:
+/// no ten-character piece of it goes out. A PEM header or a URL's scheme, which every key or
+/// URL shares, is no piece of a secret and stays.
+#[test]
+fn a_piece_of_a_known_value_printed_alone_is_masked() {
+    let sb = hostile();
+    let (key_id, secret) = fake_aws(2518);
+    let token = fake_github(2519);
+    let named = format!(
+        "export AWS_ACCESS_KEY_ID={key_id}\nexport AWS_SECRET_ACCESS_KEY={secret}\ntoken {token}\n"
+    );
+    let pieces = [&secret[..20], &secret[20..], &token[4..], &key_id[5..17]];
+    let later = format!(
+        "first half {}\nsecond half {}\nbody {}\nmiddle {}\n-----BEGIN RSA PRIVATE KEY----- https://example.com\n",
+        pieces[0], pieces[1], pieces[2], pieces[3]
+    );
+    let check = |out: &str, what: &str| {
+        for p in pieces {
+            for w in p.as_bytes().windows(10) {
+                let w = std::str::from_utf8(w).unwrap();
+                assert!(
+                    !out.contains(w),
+                    "{what}: a piece of {p:?} went out:\n{out}"
+                );
+            }
+        }
+        assert!(
+            out.contains("-----BEGIN RSA PRIVATE KEY----- https://example.com"),
+            "{what}: {out}"
+        );
+    };
+    let r = run(&sb, &["filter"], Some(format!("{named}{later}").as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    check(&r.stdout, "filter");
+    sb.write("show.sh", format!("printf '%s' '{named}{later}'\n"));
+    let r = run(&sb, &["run", "--", "sh", "show.sh"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    check(&r.stdout, "run");
+    let event = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "PostToolUse",
+        "tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "./show"},
+        "tool_response": {"stdout": format!("{named}{later}"), "stderr": "", "interrupted": false, "isImage": false}
+    });
+    let r = run(&sb, &["hook", "claude"], Some(event.to_string().as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    check(&r.stdout, "hook");
+}
+
 #[test]
 fn a_hook_masks_what_the_tool_input_named_in_the_output_and_in_keys() {
     let sb = hostile();
@@ -541,7 +590,8 @@ fn a_token_glued_to_a_letter_is_masked_by_a_masker_not_reported() {
 
 /// A `run` child's background job that writes after the parent exited (issue 25, #6): its
 /// token, split over two writes with a pause between, is masked whole, and a token cut off
-/// when the job ends is masked as a partial, never released.
+/// when the job ends is masked, never released (as a piece of the value it already printed
+/// whole, under that value's rule).
 #[test]
 fn run_masks_what_a_background_job_writes_after_the_parent_exits() {
     let sb = Sandbox::new();
@@ -556,7 +606,8 @@ fn run_masks_what_a_background_job_writes_after_the_parent_exits() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_no_piece(&r.stdout, &key_id, "run stdout");
     assert_eq!(
-        r.stdout, "parent done\nlate [REDACTED:aws.access-key-id] done\ncut [REDACTED:partial]",
+        r.stdout,
+        "parent done\nlate [REDACTED:aws.access-key-id] done\ncut [REDACTED:aws.access-key-id]",
         "{}",
         r.stderr
     );
