@@ -46,11 +46,31 @@ impl View {
     }
 }
 
-/// Whether `hay` holds anything [`visible`] takes out: an escape, or a byte that may begin an
-/// invisible character.
+/// Whether `hay` holds anything [`visible`] may take out: an escape, a control character,
+/// or an invisible character outside ASCII (not merely a byte that could begin one: text
+/// with a dash or a quote mark of its own goes unchanged). Read 64 bytes at a time without
+/// a branch, which the compiler makes a vector loop: a byte at a time, this took a fifth of
+/// `filter`'s time on plain text.
 pub fn has_hidden(hay: &[u8]) -> bool {
-    hay.iter()
-        .any(|&b| matches!(b, 0x00..=0x08 | 0x0e..=0x1f | 0x7f | 0xc2 | 0xe2 | 0xef))
+    let may = |b: u8| {
+        (b <= 0x08)
+            | (b.wrapping_sub(0x0e) <= 0x1f - 0x0e)
+            | (b == 0x7f)
+            | (b == 0xc2)
+            | (b == 0xe2)
+            | (b == 0xef)
+    };
+    for (k, chunk) in hay.chunks(64).enumerate() {
+        if !chunk.iter().fold(false, |a, &b| a | may(b)) {
+            continue;
+        }
+        for (i, &b) in chunk.iter().enumerate() {
+            if may(b) && (b < 0x80 || invisible(&hay[k * 64 + i..]).is_some()) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// How long the invisible character at the start of `b` is, if one is: a control character
@@ -595,8 +615,21 @@ mod tests {
             }
             assert_eq!(v.map.get(v.bytes.len()), hay.len());
         }
-        // Text with nothing hidden is not copied into a view at all by its readers.
+        // Text with nothing hidden is not copied into a view at all by its readers, a dash
+        // or a quote mark outside ASCII neither; each hidden character is seen anywhere.
         assert!(!has_hidden(b"plain text\nand a tab\t"));
+        assert!(!has_hidden(
+            "caf\u{e9} \u{2014} \u{2019}d\u{a0}".repeat(40).as_bytes()
+        ));
+        for hidden in [
+            "\0", "\u{8}", "\u{1b}", "\u{7f}", "\u{ad}", "\u{200b}", "\u{feff}",
+        ] {
+            for at in [0, 63, 64, 100] {
+                let mut text = "x".repeat(130);
+                text.insert_str(at, hidden);
+                assert!(has_hidden(text.as_bytes()), "{hidden:?} at {at}");
+            }
+        }
     }
 
     /// The one pass finds what a search for each lead finds, wherever it is and whatever

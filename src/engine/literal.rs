@@ -107,6 +107,19 @@ fn generated(v: &[u8]) -> bool {
         && !super::words::made_of_words(v)
 }
 
+/// A value whose pieces no other text holds: [`generated`], or sixteen letters and digits
+/// or more in one case, changing between them often and not made of words (a hex token,
+/// an AWS key id). What a masker indexes by its pieces (`Known::add_with_pieces`).
+pub fn looks_generated(v: &[u8]) -> bool {
+    let one_case = v.len() >= 16
+        && v.iter().all(u8::is_ascii_alphanumeric)
+        && v.iter().any(u8::is_ascii_digit)
+        && (!v.iter().any(u8::is_ascii_uppercase) || !v.iter().any(u8::is_ascii_lowercase))
+        && 4 * class_runs(v) >= v.len()
+        && !super::words::made_of_words(v);
+    one_case || generated(v)
+}
+
 /// How many runs of one class (capitals, small letters, digits, the rest) `v` is made of: a
 /// random string changes class at most bytes (`V|pzz|63|F|fk|C|z|J|r|4|i|0|B|3`), a name
 /// made of words once a word (`C|ached|X|509|T|oken`).
@@ -324,5 +337,30 @@ mod tests {
         let word = format!("{}password=q8Vz3LmT0pWx9RkJ", "a".repeat(2 * HEAD));
         assert!(!lit(&word));
         assert!(lit(&word[2 * HEAD - 4..]));
+    }
+
+    /// The values a masker finds by their pieces: random tokens in any case, hex, an AWS key
+    /// id; not names made of words, with a number or not, nor a version.
+    #[test]
+    fn generated_values_and_names() {
+        for v in [
+            "wJa1rXUtnFEMI/K7MDENG+bPxRfiCYz9k3Lq8vTd",
+            "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",
+            "3f9c0e1b2a7d4c8e9f0a1b2c3d4e5f60",
+            "AKIAPYVCNWV7X76FQ2LD",
+        ] {
+            assert!(looks_generated(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "CachedTokenPath",
+            "OauthCachedTokenHash",
+            "options-636",
+            "HTTP2SERVERCONFIG3",
+            "userPassword2",
+            "v1.2.3-beta.4",
+            "abcdefabcdefabcdef",
+        ] {
+            assert!(!looks_generated(v.as_bytes()), "{v}");
+        }
     }
 }

@@ -149,7 +149,7 @@ impl<'e> Masker<'e> {
             .collect();
         // Every value known as a secret, wherever it is: a repetition of one found earlier in
         // this stream (or the other stream of the same child) or elsewhere on this line.
-        spans.extend(self.known_spans(&vis));
+        spans.extend(self.known_spans(&vis, base));
         // Where a match could still be under way at the end: held when idle, masked at the end.
         let partial = match how {
             Flush::Lines | Flush::Complete => None,
@@ -230,9 +230,9 @@ impl<'e> Masker<'e> {
     }
 
     /// Where values known as secrets occur in the visible text, in original offsets.
-    fn known_spans(&self, vis: &Visible) -> Vec<(usize, usize, Label)> {
+    fn known_spans(&self, vis: &Visible, base: usize) -> Vec<(usize, usize, Label)> {
         lock(&self.known)
-            .find(&vis.bytes)
+            .find_after(&vis.bytes, vis.visible(base))
             .into_iter()
             .map(|o| {
                 let m = vis.original(&Match {
@@ -375,17 +375,34 @@ fn detect(
 ) -> (Vec<Match>, Detection) {
     let d = crate::detect::detect(engine, &vis.bytes);
     if whole {
-        known.learn(d.values(&vis.bytes));
+        learn(known, d.values(&vis.bytes));
     } else {
         // A match that runs to the end of what has arrived may be a piece of a longer
         // value: it is learned once it is whole (the next flush, or the end, sees it again).
         let n = vis.bytes.len();
         let mut ended = d.clone();
         ended.retain(|m| m.end < n);
-        known.learn(ended.values(&vis.bytes));
+        learn(known, ended.values(&vis.bytes));
     }
     let visible = d.plain.clone();
     (visible, d.mapped(|m| vis.original(m)))
+}
+
+/// What a masker learns of what it found: every value whole, and a generated one's pieces
+/// too, so that half of an AWS secret printed alone is masked; a name made of words
+/// (`CachedTokenPath`, found at `low`) shares its pieces with other names, so only whole.
+fn learn<'a>(known: &mut Known, values: impl Iterator<Item = (&'a [u8], usize)>) {
+    // A flush sees again the values of the lines it keeps as context: asked once each.
+    for (v, rule) in values {
+        if known.contains(v) {
+            continue;
+        }
+        if crate::engine::looks_generated(v.trim_ascii()) {
+            known.add_with_pieces(v, rule);
+        } else {
+            known.add(v, rule);
+        }
+    }
 }
 
 /// The findings of `detection` that overlap `range` of `hay`, in the order of `hay`.
@@ -483,6 +500,15 @@ impl Visible {
             }
         }
         Visible { bytes, map }
+    }
+
+    /// The first visible offset at or after original offset `raw`.
+    fn visible(&self, raw: usize) -> usize {
+        if self.map.is_empty() {
+            raw
+        } else {
+            self.map.partition_point(|o| o < raw)
+        }
     }
 
     /// Where visible offset `i` (up to the end) is in the original.

@@ -204,8 +204,7 @@ impl ScanResults {
         self.summary.add(&other.summary);
         self.units.extend(other.units);
         self.left_out += other.left_out;
-        // A default `ScanResults` (the start of a merge) would keep pieces; a run's do not.
-        let mut known = std::mem::take(&mut self.known).without_pieces();
+        let mut known = std::mem::take(&mut self.known);
         known.absorb(other.known);
         match (&mut self.notes, other.notes) {
             (Some(mine), Some(n)) => {

@@ -41,7 +41,7 @@ impl<'a> Run<'a> {
     ) -> Run<'a> {
         Run {
             out: Mutex::default(),
-            known: Mutex::new(Known::whole_values()),
+            known: Mutex::default(),
             on_warning,
             progress,
             policy,
