@@ -21,8 +21,8 @@
 //! ANSI escape sequences (and an escape cut off at the end of what arrived), and invisible
 //! characters inside a word (a NUL, a zero-width space, a soft hyphen), are left out of the
 //! view the engine scans and mapped back, so colour codes or an invisible character around
-//! or inside a secret do not hide it, neither from the scan nor from the partial-match check. A carriage return is
-//! a line boundary, as the rules treat it.
+//! or inside a secret do not hide it, neither from the scan nor from the partial-match
+//! check. A carriage return is a line boundary, as the rules treat it.
 
 pub mod mcp;
 mod stream;
