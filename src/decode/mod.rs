@@ -270,6 +270,12 @@ pub fn looks_utf16(hay: &[u8]) -> bool {
     utf16_kind(hay).is_some()
 }
 
+/// Whether `hay`, read as UTF-16 text, is little-endian; `None` when it does not look like
+/// UTF-16 ([`looks_utf16`]).
+pub fn utf16_le(hay: &[u8]) -> Option<bool> {
+    utf16_kind(hay).map(|(le, _)| le)
+}
+
 /// (little-endian, where the text starts) for UTF-16 text: a byte-order mark, or NULs in
 /// every other byte of mostly-ASCII text.
 fn utf16_kind(hay: &[u8]) -> Option<(bool, usize)> {

@@ -179,6 +179,8 @@ impl<'e> Masker<'e> {
                 Some(p) => base + p + 1,
                 None => base,
             },
+            // UTF-16 text's last byte alone is half a character: it waits for the other.
+            Flush::Idle if vis.utf16 => partial.unwrap_or(hay.len()).min(vis.raw(vis.bytes.len())),
             Flush::Idle => partial.unwrap_or(hay.len()),
         };
         if matches!(how, Flush::All | Flush::Complete) {
@@ -259,6 +261,20 @@ impl<'e> Masker<'e> {
         let mut out = Vec::with_capacity(upto - base + 32);
         let mut at = base;
         let mut open = self.mask_open;
+        // A marker in UTF-16 text is written in UTF-16, in the text's byte order: written as
+        // UTF-8 it read as a line of CJK characters, and an odd length put the rest of the
+        // text out of step.
+        let utf16 = crate::decode::utf16_le(hay);
+        let marker = |out: &mut Vec<u8>, text: &str| match utf16 {
+            None => out.extend_from_slice(text.as_bytes()),
+            Some(le) => out.extend(text.encode_utf16().flat_map(|u| {
+                if le {
+                    u.to_le_bytes()
+                } else {
+                    u.to_be_bytes()
+                }
+            })),
+        };
         for &(s, e, rule) in spans {
             if e <= at || s >= upto {
                 continue;
@@ -268,12 +284,11 @@ impl<'e> Masker<'e> {
                 open = false;
             }
             if !open {
-                out.extend_from_slice(b"[REDACTED:");
-                out.extend_from_slice(match rule {
-                    Label::Rule(r) | Label::Known(r) => self.engine.rules()[r].id.as_bytes(),
-                    Label::Partial => PARTIAL.as_bytes(),
-                });
-                out.push(b']');
+                let id = match rule {
+                    Label::Rule(r) | Label::Known(r) => &self.engine.rules()[r].id,
+                    Label::Partial => PARTIAL,
+                };
+                marker(&mut out, &format!("[REDACTED:{id}]"));
                 open = true;
             }
             at = e.min(upto);
@@ -473,6 +488,8 @@ fn is_word(b: u8) -> bool {
 /// at the end too: the rest of it is on its way) and the invisible characters inside a word
 /// ([`crate::decode::visible`]), and where each byte came from.
 struct Visible {
+    /// Whether the original is UTF-16 text, `bytes` its characters in UTF-8.
+    utf16: bool,
     bytes: Vec<u8>,
     /// `map.get(i)` is where visible byte `i` is in the original; the last entry is the end.
     /// Empty when nothing was removed.
@@ -481,8 +498,21 @@ struct Visible {
 
 impl Visible {
     fn new(hay: &[u8]) -> Visible {
+        // UTF-16 text is read as the characters it holds (its NULs are half its bytes, not
+        // invisible characters): the rules, the held tail of a stream and the known values
+        // all see the text, and a stream written a byte at a time holds a token's beginning
+        // as UTF-8 text's is held.
+        if let Some(text) = crate::decode::utf16_view(hay) {
+            let shown = crate::decode::visible(&text.bytes);
+            return Visible {
+                utf16: true,
+                bytes: shown.bytes,
+                map: shown.map.through(&text.map),
+            };
+        }
         if !crate::decode::has_hidden(hay) {
             return Visible {
+                utf16: false,
                 bytes: hay.to_vec(),
                 map: Default::default(),
             };
@@ -499,7 +529,11 @@ impl Visible {
                 map.push(end);
             }
         }
-        Visible { bytes, map }
+        Visible {
+            utf16: false,
+            bytes,
+            map,
+        }
     }
 
     /// The first visible offset at or after original offset `raw`.
@@ -523,7 +557,13 @@ impl Visible {
     /// A match in the visible text, in original offsets: a span ends just after its last
     /// visible byte, so escape sequences around a secret stay and those inside go with it.
     fn original(&self, m: &Match) -> Match {
-        let end = |e: usize| if e == 0 { 0 } else { self.raw(e - 1) + 1 };
+        // In UTF-16 text a character's bytes all map to its first byte: a span ends where the
+        // next character begins, not one byte into the last one.
+        let end = |e: usize| match e {
+            0 => 0,
+            e if self.utf16 => self.raw(e),
+            e => self.raw(e - 1) + 1,
+        };
         Match {
             start: self.raw(m.start),
             end: end(m.end),

@@ -625,3 +625,50 @@ fn blank_lines_after_a_secret_at_the_end_of_a_stream_stay() {
         }
     }
 }
+
+/// UTF-16 text (PowerShell's output, a Windows log) is masked as its characters read: the
+/// marker is written in UTF-16 in the text's byte order, and a token written a byte at a
+/// time with idle flushes between is held as UTF-8 text's is. Before, the marker went out in
+/// UTF-8 (a reader saw CJK characters, and an odd length put the rest out of step) and the
+/// token's beginning went out at each idle flush.
+#[test]
+fn utf16_text_is_masked_in_utf16_and_held_while_a_token_is_written() {
+    let token = fake_github(2520);
+    let (id, _) = fake_aws(2521);
+    let text = format!("\u{feff}line one\ntoken {token} here\n{id} and {token}\nlast\n");
+    let want = "\u{feff}line one\ntoken [REDACTED:github.pat] here\n\
+                [REDACTED:aws.access-key-id] and [REDACTED:github.pat]\nlast\n";
+    for le in [true, false] {
+        let bytes: Vec<u8> = text
+            .encode_utf16()
+            .flat_map(|u| if le { u.to_le_bytes() } else { u.to_be_bytes() })
+            .collect();
+        for chunk in [1, 3, 4096] {
+            let mut m = Masker::new(engine(), "t");
+            let mut out = Vec::new();
+            for piece in bytes.chunks(chunk) {
+                out.extend(m.push(piece).0);
+                out.extend(m.idle().0);
+            }
+            out.extend(m.finish().0);
+            assert_eq!(
+                out.len() % 2,
+                0,
+                "le {le}, chunks of {chunk}: {:?}",
+                String::from_utf8_lossy(&out)
+            );
+            let units: Vec<u16> = out
+                .chunks(2)
+                .map(|p| {
+                    if le {
+                        u16::from_le_bytes([p[0], p[1]])
+                    } else {
+                        u16::from_be_bytes([p[0], p[1]])
+                    }
+                })
+                .collect();
+            let got = String::from_utf16(&units).expect("UTF-16 out");
+            assert_eq!(got, want, "le {le}, chunks of {chunk}");
+        }
+    }
+}
