@@ -180,7 +180,9 @@ impl<'e> Masker<'e> {
                 None => base,
             },
             // UTF-16 text's last byte alone is half a character: it waits for the other.
-            Flush::Idle if vis.utf16 => partial.unwrap_or(hay.len()).min(vis.raw(vis.bytes.len())),
+            Flush::Idle if vis.utf16.is_some() => {
+                partial.unwrap_or(hay.len()).min(vis.raw(vis.bytes.len()))
+            }
             Flush::Idle => partial.unwrap_or(hay.len()),
         };
         if matches!(how, Flush::All | Flush::Complete) {
@@ -208,7 +210,7 @@ impl<'e> Masker<'e> {
             }
         }
         spans.sort_unstable();
-        let out = self.masked(&hay, base, upto, &spans);
+        let out = self.masked(&hay, base, upto, &spans, vis.utf16);
         let provenance = Provenance::Stream {
             name: self.name.clone(),
         };
@@ -250,13 +252,15 @@ impl<'e> Masker<'e> {
     }
 
     /// `hay[base..upto]` with `spans` masked: one marker per run of overlapping or touching
-    /// spans, none for a span that continues a mask the previous flush ended in.
+    /// spans, none for a span that continues a mask the previous flush ended in. `utf16`: the
+    /// byte order of UTF-16 text ([`Visible::utf16`]), in which the markers are written.
     fn masked(
         &mut self,
         hay: &[u8],
         base: usize,
         upto: usize,
         spans: &[(usize, usize, Label)],
+        utf16: Option<bool>,
     ) -> Vec<u8> {
         let mut out = Vec::with_capacity(upto - base + 32);
         let mut at = base;
@@ -264,16 +268,19 @@ impl<'e> Masker<'e> {
         // A marker in UTF-16 text is written in UTF-16, in the text's byte order: written as
         // UTF-8 it read as a line of CJK characters, and an odd length put the rest of the
         // text out of step.
-        let utf16 = crate::decode::utf16_le(hay);
-        let marker = |out: &mut Vec<u8>, text: &str| match utf16 {
-            None => out.extend_from_slice(text.as_bytes()),
-            Some(le) => out.extend(text.encode_utf16().flat_map(|u| {
-                if le {
-                    u.to_le_bytes()
-                } else {
-                    u.to_be_bytes()
+        let marker = |out: &mut Vec<u8>, id: &str| {
+            for part in ["[REDACTED:", id, "]"] {
+                match utf16 {
+                    None => out.extend_from_slice(part.as_bytes()),
+                    Some(le) => out.extend(part.encode_utf16().flat_map(|u| {
+                        if le {
+                            u.to_le_bytes()
+                        } else {
+                            u.to_be_bytes()
+                        }
+                    })),
                 }
-            })),
+            }
         };
         for &(s, e, rule) in spans {
             if e <= at || s >= upto {
@@ -288,7 +295,7 @@ impl<'e> Masker<'e> {
                     Label::Rule(r) | Label::Known(r) => &self.engine.rules()[r].id,
                     Label::Partial => PARTIAL,
                 };
-                marker(&mut out, &format!("[REDACTED:{id}]"));
+                marker(&mut out, id);
                 open = true;
             }
             at = e.min(upto);
@@ -488,8 +495,9 @@ fn is_word(b: u8) -> bool {
 /// at the end too: the rest of it is on its way) and the invisible characters inside a word
 /// ([`crate::decode::visible`]), and where each byte came from.
 struct Visible {
-    /// Whether the original is UTF-16 text, `bytes` its characters in UTF-8.
-    utf16: bool,
+    /// When the original is UTF-16 text (`bytes` its characters in UTF-8), whether it is
+    /// little-endian.
+    utf16: Option<bool>,
     bytes: Vec<u8>,
     /// `map.get(i)` is where visible byte `i` is in the original; the last entry is the end.
     /// Empty when nothing was removed.
@@ -502,17 +510,19 @@ impl Visible {
         // invisible characters): the rules, the held tail of a stream and the known values
         // all see the text, and a stream written a byte at a time holds a token's beginning
         // as UTF-8 text's is held.
-        if let Some(text) = crate::decode::utf16_view(hay) {
+        let text =
+            crate::decode::utf16_le(hay).and_then(|le| Some((le, crate::decode::utf16_view(hay)?)));
+        if let Some((le, text)) = text {
             let shown = crate::decode::visible(&text.bytes);
             return Visible {
-                utf16: true,
+                utf16: Some(le),
                 bytes: shown.bytes,
                 map: shown.map.through(&text.map),
             };
         }
         if !crate::decode::has_hidden(hay) {
             return Visible {
-                utf16: false,
+                utf16: None,
                 bytes: hay.to_vec(),
                 map: Default::default(),
             };
@@ -530,7 +540,7 @@ impl Visible {
             }
         }
         Visible {
-            utf16: false,
+            utf16: None,
             bytes,
             map,
         }
@@ -561,7 +571,7 @@ impl Visible {
         // next character begins, not one byte into the last one.
         let end = |e: usize| match e {
             0 => 0,
-            e if self.utf16 => self.raw(e),
+            e if self.utf16.is_some() => self.raw(e),
             e => self.raw(e - 1) + 1,
         };
         Match {

@@ -601,8 +601,8 @@ mod tests {
             let text = format!("x {} y", &value[start..start + PIECE - 1]);
             assert!(k.find(text.as_bytes()).is_empty(), "{text}");
         }
-        // A token's format prefix is not its own: `ghp_` and six more of one token are in
-        // no other text than that token's; ten past the prefix are.
+        // A token's format prefix is not its own (every GitHub token begins `ghp_`): the
+        // prefix and eight more characters are no piece; the prefix and ten more are.
         let token = "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";
         k.add_with_pieces(token.as_bytes(), 5);
         assert!(k.find(format!("x {}.", &token[..12]).as_bytes()).is_empty());
