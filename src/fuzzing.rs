@@ -34,7 +34,7 @@ pub const TARGETS: &[Target] = &[
 /// every so many inputs, or a long run would grow without bound.
 fn scanner() -> Arc<Scanner> {
     static S: Mutex<Option<(usize, Arc<Scanner>)>> = Mutex::new(None);
-    let mut s = S.lock().unwrap_or_else(|e| e.into_inner());
+    let mut s = crate::sync::lock(&S);
     match &mut *s {
         Some((uses, sc)) if *uses < 50_000 => {
             *uses += 1;

@@ -24,6 +24,7 @@ pub mod rules;
 pub mod scan;
 pub mod scrub;
 pub mod source;
+pub mod sync;
 #[cfg(test)]
 mod testing;
 pub mod validate;

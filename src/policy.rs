@@ -385,7 +385,7 @@ impl Baseline {
         let Some(hashes) = h.by_rule.get(rule_id) else {
             return false;
         };
-        let mut seen = h.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = crate::sync::lock(&h.seen);
         if let Some(&known) = seen.get(fingerprint) {
             return known;
         }

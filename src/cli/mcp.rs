@@ -24,7 +24,7 @@ impl crate::filter::Sink for McpSink {
         }
         let line = f.to_json(false);
         if let Some(r) = &self.report {
-            let mut out = r.lock().unwrap_or_else(|e| e.into_inner());
+            let mut out = crate::sync::lock(r);
             let w = out.writer();
             let _ = writeln!(w, "{line}").and_then(|_| w.flush());
         }
@@ -32,7 +32,7 @@ impl crate::filter::Sink for McpSink {
             let mut v = line;
             v["time"] = crate::model::now_rfc3339().into();
             v["event"] = "mcp-mask".into();
-            let mut f = a.lock().unwrap_or_else(|e| e.into_inner());
+            let mut f = crate::sync::lock(a);
             let _ = writeln!(f, "{v}");
         }
     }

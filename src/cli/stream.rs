@@ -25,7 +25,7 @@ impl crate::filter::Sink for FilterSink {
             );
         }
         if let Some(r) = &self.report {
-            let mut out = r.lock().unwrap_or_else(|e| e.into_inner());
+            let mut out = crate::sync::lock(r);
             let w = out.writer();
             let _ = serde_json::to_writer(&mut *w, &f.to_json(false))
                 .map_err(std::io::Error::from)

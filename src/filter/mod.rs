@@ -36,9 +36,10 @@ use crate::engine::{Engine, Match};
 use crate::model::Known;
 use crate::model::{Finding, Origin};
 use crate::source::Provenance;
+use crate::sync::lock;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::{Anchored, Input, MatchKind};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Bytes of already-forwarded output kept as context for the next scan.
 const CONTEXT: usize = 1024;
@@ -71,12 +72,6 @@ pub struct Masker<'e> {
     /// The secret values seen so far, in this stream and in any other that shares them (a
     /// child's stdout and stderr): each is masked wherever it appears after its first sighting.
     known: Arc<Mutex<Known>>,
-}
-
-/// What a lock guards (the values known as secrets, the proxy's identifiers), however a
-/// panic elsewhere left it.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl<'e> Masker<'e> {
@@ -611,7 +606,7 @@ impl Prefixes {
         static BUILT: OnceLock<Built> = OnceLock::new();
         let patterns: Vec<String> = engine.rules().iter().map(|r| r.pattern.clone()).collect();
         let built = BUILT.get_or_init(Default::default);
-        let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
+        let mut built = lock(built);
         if let Some((_, p)) = built.iter().find(|(k, _)| *k == patterns) {
             return p.clone();
         }

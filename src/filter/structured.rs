@@ -8,12 +8,13 @@
 //! secret's span is mapped back to the document, widened to whole escapes and cut at string
 //! boundaries, so a mask never leaves half an escape behind or replaces a quote.
 
-use super::{detect, findings_in, lock, Masker, Visible};
+use super::{detect, findings_in, Masker, Visible};
 use crate::decode::json::{self, StringAt};
 use crate::engine::{Engine, Match};
 use crate::model::Known;
 use crate::model::{Finding, Origin};
 use crate::source::Provenance;
+use crate::sync::lock;
 use std::sync::{Arc, Mutex};
 
 /// A masked copy and what was masked in it.

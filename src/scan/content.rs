@@ -4,12 +4,13 @@
 //! variable, whatever source the bytes came from. Nothing here knows files, git or images.
 
 use super::admit::{self, Form};
-use super::{lock, run::Run, Scanner};
+use super::{run::Run, Scanner};
 use crate::detect::{Detection, Sieve};
 use crate::engine::Match;
 use crate::model::{self, Finding, Origin};
 use crate::rules::MAX_WINDOW;
 use crate::source::{self, Blob, Provenance};
+use crate::sync::lock;
 use std::sync::Arc;
 
 /// Inputs larger than this are scanned in chunks of this size.

@@ -185,10 +185,6 @@ impl Scanner {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl ScanResults {
     /// The findings to act on, beside every value of the run's findings, reported or not
     /// (see the field).

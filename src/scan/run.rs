@@ -1,12 +1,13 @@
 //! The context of one scan: what it has collected so far, where warnings go as they happen,
 //! and the progress counters. Every driver and the content pipeline get it as one argument.
 
-use super::{admit::Skip, lock, Progress, ScanResults};
+use super::{admit::Skip, Progress, ScanResults};
 use crate::model::Known;
 use crate::model::{self, Finding, Warning};
 use crate::policy::Policy;
 use crate::rules::{Confidence, Rule};
 use crate::source::Provenance;
+use crate::sync::lock;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -249,8 +250,8 @@ impl<'a> Run<'a> {
 
     /// The report: findings sorted and paired, totals counted, time taken.
     pub fn finish(self) -> ScanResults {
-        let out = self.out.into_inner().unwrap_or_else(|e| e.into_inner());
-        let known = self.known.into_inner().unwrap_or_else(|e| e.into_inner());
+        let out = crate::sync::into_inner(self.out);
+        let known = crate::sync::into_inner(self.known);
         super::finish(out, self.start, known)
     }
 }

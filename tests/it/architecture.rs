@@ -164,12 +164,15 @@ fn the_model_and_the_writers_stay_below_the_stages() {
     // Leaves.
     allowed("decode", &[]);
     allowed("rules", &[]);
+    allowed("sync", &[]);
     allowed("engine", &["rules"]);
     // One detection step under scan and every masker; the maskers never reach into scan.
     allowed("detect", &["engine", "decode", "model", "rules"]);
     allowed(
         "filter",
-        &["detect", "engine", "model", "decode", "source", "testing"],
+        &[
+            "detect", "engine", "model", "decode", "source", "sync", "testing",
+        ],
     );
 }
 

@@ -425,7 +425,7 @@ struct Tally {
 
 impl Tally {
     fn add(&self, events: u64) -> std::io::Result<()> {
-        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = crate::sync::lock(&self.lock);
         held.1 += events;
         // The line only grows: written over in place, nothing of the last one is left.
         let line = format!("{} {}\n", std::process::id(), held.1);

@@ -5,8 +5,9 @@
 use super::{mask_last_message, mask_message, relay, Direction, Ids, Options};
 use crate::decode::json::Step;
 use crate::engine::Engine;
-use crate::filter::{lock, Masking, Sink};
+use crate::filter::{Masking, Sink};
 use crate::model::Known;
+use crate::sync::lock;
 use std::io::{self, BufRead, Read, Write};
 use std::sync::{Arc, Mutex};
 
@@ -26,7 +27,7 @@ impl Peer {
 
     /// Write one whole message and flush it. A closed peer is a broken pipe.
     pub fn send(&self, bytes: &[u8]) -> io::Result<()> {
-        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = lock(&self.out);
         let w = out
             .as_mut()
             .ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
@@ -36,7 +37,7 @@ impl Peer {
 
     /// Close the pipe (the peer reads end of input).
     pub fn close(&self) {
-        self.out.lock().unwrap_or_else(|e| e.into_inner()).take();
+        lock(&self.out).take();
     }
 }
 

@@ -131,7 +131,7 @@ impl Registry {
             }
             r.call().map_err(Box::new)
         };
-        let token = self.token.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let token = crate::sync::lock(&self.token).clone();
         let first = send(
             token
                 .map(|t| format!("Bearer {t}"))
@@ -182,7 +182,7 @@ impl Registry {
                     .or(v["access_token"].as_str())
                     .ok_or_else(|| ImageError::Registry("token response without a token".into()))?
                     .to_string();
-                *self.token.lock().unwrap_or_else(|e| e.into_inner()) = Some(token.clone());
+                *crate::sync::lock(&self.token) = Some(token.clone());
                 Ok(format!("Bearer {token}"))
             }
             _ => Err(ImageError::Registry(format!(

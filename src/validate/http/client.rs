@@ -25,7 +25,7 @@ impl Pace {
     /// Wait for this request's turn; `false` if that would pass the deadline.
     fn wait(&self, deadline: Instant) -> bool {
         let at = {
-            let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+            let mut next = crate::sync::lock(&self.next);
             let at = (*next).max(Instant::now());
             *next = at + self.gap;
             at
@@ -74,16 +74,12 @@ pub(super) fn check_all(
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(c) = creds.get(i) else { break };
                 let verdict = one(&agent, v, c, opts, &pace, deadline);
-                *out[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(verdict);
+                *crate::sync::lock(&out[i]) = Some(verdict);
             });
         }
     });
     out.into_iter()
-        .map(|m| {
-            m.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .unwrap_or_else(|| unknown("not checked"))
-        })
+        .map(|m| crate::sync::into_inner(m).unwrap_or_else(|| unknown("not checked")))
         .collect()
 }
 

@@ -238,7 +238,7 @@ pub fn register(specs: Vec<HttpSpec>) {
         return;
     }
     OPERATORS.store(true, std::sync::atomic::Ordering::Relaxed);
-    let mut r = registry().write().unwrap_or_else(|e| e.into_inner());
+    let mut r = crate::sync::write(registry());
     for s in specs {
         r.retain(|v| v.name != s.name);
         r.push(Box::leak(Box::new(HttpValidator::new(s))));
@@ -247,13 +247,13 @@ pub fn register(specs: Vec<HttpSpec>) {
 
 /// The declarative validator called `name`.
 pub fn find(name: &str) -> Option<&'static HttpValidator> {
-    let r = registry().read().unwrap_or_else(|e| e.into_inner());
+    let r = crate::sync::read(registry());
     r.iter().copied().find(|v| v.name == name)
 }
 
 /// Every declarative validator, by name.
 pub fn all() -> Vec<&'static HttpValidator> {
-    let mut v = registry().read().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut v = crate::sync::read(registry()).clone();
     v.sort_by_key(|v| v.name);
     v
 }
