@@ -52,20 +52,28 @@ impl View {
 /// a branch, which the compiler makes a vector loop: a byte at a time, this took a fifth of
 /// `filter`'s time on plain text.
 pub fn has_hidden(hay: &[u8]) -> bool {
+    // The first bytes of what `invisible` takes: ASCII controls, an escape's backslash, and
+    // the lead bytes of the default-ignorable characters' UTF-8.
     let may = |b: u8| {
         (b <= 0x08)
             | (b.wrapping_sub(0x0e) <= 0x1f - 0x0e)
             | (b == 0x7f)
+            | (b == b'\\')
             | (b == 0xc2)
-            | (b == 0xe2)
+            | (b == 0xcd)
+            | (b == 0xd8)
+            | (b.wrapping_sub(0xe1) <= 0xe3 - 0xe1)
             | (b == 0xef)
+            | (b == 0xf0)
+            | (b == 0xf3)
     };
     for (k, chunk) in hay.chunks(64).enumerate() {
         if !chunk.iter().fold(false, |a, &b| a | may(b)) {
             continue;
         }
         for (i, &b) in chunk.iter().enumerate() {
-            if may(b) && (b < 0x80 || invisible(&hay[k * 64 + i..]).is_some()) {
+            let control = b < 0x80 && b != b'\\';
+            if may(b) && (control || invisible(&hay[k * 64 + i..]).is_some()) {
                 return true;
             }
         }
@@ -75,16 +83,84 @@ pub fn has_hidden(hay: &[u8]) -> bool {
 
 /// How long the invisible character at the start of `b` is, if one is: a control character
 /// that is no blank and no line end (NUL, backspace; not a tab, a CR, a form feed, nor ESC,
-/// which begins a sequence), DEL, a soft hyphen, a zero-width space, joiner or non-joiner, a
-/// word joiner or a byte-order mark. Nothing a reader sees, so nothing that may stand inside
-/// a secret to hide it.
+/// which begins a sequence), DEL, or a character Unicode marks default-ignorable (a soft
+/// hyphen, zero-width spaces and joiners, direction marks, variation selectors, fillers, a
+/// byte-order mark, tags); raw, or written as an escape a program prints (`\u200b`,
+/// `\u{200b}`, `\xad`, `\U000e0041`, a JSON surrogate pair). Nothing a reader sees, so
+/// nothing that may stand inside a secret to hide it.
 fn invisible(b: &[u8]) -> Option<usize> {
-    match b {
-        [0x00..=0x08 | 0x0e..=0x1a | 0x1c..=0x1f | 0x7f, ..] => Some(1),
-        [0xc2, 0xad, ..] => Some(2),
-        [0xe2, 0x80, 0x8b..=0x8d, ..] | [0xe2, 0x81, 0xa0, ..] | [0xef, 0xbb, 0xbf, ..] => Some(3),
+    let (c, n) = match b {
+        [b'\\', ..] => escaped(b)?,
+        [c @ 0..=0x7f, ..] => (u32::from(*c), 1),
+        _ => {
+            let n = match *b.first()? {
+                0xc0..=0xdf => 2,
+                0xe0..=0xef => 3,
+                0xf0..=0xf7 => 4,
+                _ => return None,
+            };
+            let c = std::str::from_utf8(b.get(..n)?).ok()?.chars().next()?;
+            (u32::from(c), n)
+        }
+    };
+    hidden(c).then_some(n)
+}
+
+/// The code point an escape at the start of `b` writes, and the escape's length.
+fn escaped(b: &[u8]) -> Option<(u32, usize)> {
+    let hex = |h: &[u8]| {
+        (!h.is_empty() && h.iter().all(u8::is_ascii_hexdigit))
+            .then(|| u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok())
+            .flatten()
+    };
+    match b.get(1)? {
+        b'u' if b.get(2) == Some(&b'{') => {
+            let end = b.iter().take(10).position(|&x| x == b'}')?;
+            Some((hex(&b[3..end])?, end + 1))
+        }
+        b'u' => {
+            let c = hex(b.get(2..6)?)?;
+            if (0xd800..0xdc00).contains(&c) && b.get(6..8) == Some(b"\\u") {
+                let low = hex(b.get(8..12)?)?;
+                if (0xdc00..0xe000).contains(&low) {
+                    return Some((0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00), 12));
+                }
+            }
+            Some((c, 6))
+        }
+        b'U' => Some((hex(b.get(2..10)?)?, 10)),
+        b'x' => Some((hex(b.get(2..4)?)?, 4)),
         _ => None,
     }
+}
+
+/// Whether code point `c` shows nothing: the controls [`invisible`] names and Unicode's
+/// Default_Ignorable_Code_Point characters.
+fn hidden(c: u32) -> bool {
+    matches!(
+        c,
+        0x00..=0x08
+            | 0x0e..=0x1a
+            | 0x1c..=0x1f
+            | 0x7f
+            | 0xad
+            | 0x34f
+            | 0x61c
+            | 0x115f..=0x1160
+            | 0x17b4..=0x17b5
+            | 0x180b..=0x180f
+            | 0x200b..=0x200f
+            | 0x202a..=0x202e
+            | 0x2060..=0x206f
+            | 0x3164
+            | 0xfe00..=0xfe0f
+            | 0xfeff
+            | 0xffa0
+            | 0xfff0..=0xfff8
+            | 0x1bca0..=0x1bca3
+            | 0x1d173..=0x1d17a
+            | 0xe0000..=0xe0fff
+    )
 }
 
 /// Whether `b` may be part of a secret's run of characters (a letter, a digit, a token's
@@ -607,6 +683,19 @@ mod tests {
             (b"ab \x00cd", b"ab \x00cd"),
             (b"ab\tcd", b"ab\tcd"),
             ("ab\u{200b}".as_bytes(), "ab\u{200b}".as_bytes()),
+            // Unicode's default-ignorables: a grapheme joiner, a variation selector, a tag,
+            // a Hangul filler.
+            (
+                "ab\u{34f}c\u{fe0f}d\u{e0041}e\u{3164}f".as_bytes(),
+                b"abcdef",
+            ),
+            // Written as the escapes programs print.
+            (br"ab\u200bcd", b"abcd"),
+            (br"ab\u{200B}cd", b"abcd"),
+            (br"ab\xadc\U000e0041d", b"abcd"),
+            (br"ab\udb40\udc41cd", b"abcd"),
+            (br"ab\u0041cd\ne\u{a0}f\xzz", br"ab\u0041cd\ne\u{a0}f\xzz"),
+            ("ab\u{a0}cd".as_bytes(), "ab\u{a0}cd".as_bytes()),
             (
                 "caf\u{e9} \u{2014} d".as_bytes(),
                 "caf\u{e9} \u{2014} d".as_bytes(),
@@ -624,6 +713,7 @@ mod tests {
         // Text with nothing hidden is not copied into a view at all by its readers, a dash
         // or a quote mark outside ASCII neither; each hidden character is seen anywhere.
         assert!(!has_hidden(b"plain text\nand a tab\t"));
+        assert!(!has_hidden(br#"print("a\tb\n", "\u00e9\\", '\x41')"#));
         assert!(!has_hidden(
             "caf\u{e9} \u{2014} \u{2019}d\u{a0}".repeat(40).as_bytes()
         ));

@@ -295,6 +295,52 @@ fn a_value_with_an_invisible_character_inside_is_masked() {
     assert_eq!(r.stdout.matches("[REDACTED:").count(), 3, "{}", r.stdout);
 }
 
+/// A token printed for the first time with an invisible character inside it, raw or as the
+/// escape a program prints (Python's `json.dumps` writes a zero-width space as `\u200b`), is
+/// masked whole: a reader sees the token, so the rules must too. Beyond NUL and the
+/// zero-width space, every character Unicode calls default-ignorable counts (a grapheme
+/// joiner, a variation selector, a tag).
+#[test]
+fn a_token_with_an_escaped_or_ignorable_character_inside_is_masked_at_first_sight() {
+    let sb = hostile();
+    let token = fake_github(2530);
+    let (key_id, secret) = fake_aws(2531);
+    let (a, b) = token.split_at(12);
+    let (c, d) = secret.split_at(12);
+    for sep in [
+        r"\u200b",
+        r"\u00AD",
+        r"\ufeff",
+        r"\u0000",
+        r"\u{200b}",
+        r"\xad",
+        r"\udb40\udc41",
+        "\u{34f}",
+        "\u{fe0f}",
+        "\u{e0041}",
+    ] {
+        let text = format!(
+            "{{\"github_token\": \"{a}{sep}{b}\", \"aws_access_key_id\": \"{key_id}\", \"aws_secret_access_key\": \"{c}{sep}{d}\"}}\n"
+        );
+        let r = run(&sb, &["filter"], Some(text.as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        for clear in [b, d, &key_id] {
+            assert!(!r.stdout.contains(clear), "{sep:?}: {}", r.stdout);
+        }
+        let event = serde_json::json!({
+            "session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "PostToolUse",
+            "tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "./show"},
+            "tool_response": {"stdout": text, "stderr": "", "interrupted": false, "isImage": false}
+        });
+        let r = run(&sb, &["hook", "claude"], Some(event.to_string().as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        for clear in [b, d, &key_id] {
+            assert!(!r.stdout.contains(clear), "{sep:?}: {}", r.stdout);
+        }
+        assert!(r.stdout.contains("[REDACTED:"), "{sep:?}: {}", r.stdout);
+    }
+}
+
 /// A piece of a known value printed alone (the first half of an AWS secret, a GitHub
 /// token's body without `ghp_`, a key id's middle) is masked by the maskers as the value is:
 /// no ten-character piece of it goes out. A PEM header or a URL's scheme, which every key or
