@@ -120,6 +120,45 @@ pub fn looks_generated(v: &[u8]) -> bool {
     one_case || generated(v)
 }
 
+/// A run of a value a rule found (a provider's token, a password) whose pieces no other
+/// text holds: its class changes at every fourth byte or more often, as a random string's
+/// does (`t3Qyfcx3Mw6mpSMAFp5hunTb`, `oAVJRDmcOiAFAqhyro`, `LYbLXUVImZiR`), and it is not
+/// made of words (`AuthenticateUser`), a word (`organizations`), nor shaped as an
+/// identifier of words the dictionary does not hold (`Or1AuthTokenTtl`).
+pub fn varies_like_a_token(v: &[u8]) -> bool {
+    4 * class_runs(v) >= v.len() && !super::words::made_of_words(v) && !word_shaped(v)
+}
+
+/// Whether `v` splits, as an identifier does (at `_`, `-`, digits and case changes, the last
+/// capital of a run starting the next part), into parts of letters of which at most a third
+/// are one or two letters long: `Or|1|Auth|Token|Ttl`, where a random string breaks into
+/// many short ones (`t|3|Qyfcx|3|Mw|6|mp|SMA|Fp|5|hun|Tb`).
+fn word_shaped(v: &[u8]) -> bool {
+    let (mut parts, mut short) = (0, 0);
+    let mut count = |part: &[u8]| {
+        if part.first().is_some_and(u8::is_ascii_alphabetic) {
+            parts += 1;
+            short += usize::from(part.len() <= 2);
+        }
+    };
+    for piece in v.split(|b| b"_-".contains(b)) {
+        let mut start = 0;
+        for i in 1..piece.len() {
+            let (a, b) = (piece[i - 1], piece[i]);
+            let next_lower = piece.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            if (a.is_ascii_lowercase() && b.is_ascii_uppercase())
+                || (a.is_ascii_digit() != b.is_ascii_digit())
+                || (a.is_ascii_uppercase() && b.is_ascii_uppercase() && next_lower)
+            {
+                count(&piece[start..i]);
+                start = i;
+            }
+        }
+        count(&piece[start..]);
+    }
+    parts > 0 && 3 * short <= parts
+}
+
 /// How many runs of one class (capitals, small letters, digits, the rest) `v` is made of: a
 /// random string changes class at most bytes (`V|pzz|63|F|fk|C|z|J|r|4|i|0|B|3`), a name
 /// made of words once a word (`C|ached|X|509|T|oken`).
@@ -341,6 +380,28 @@ mod tests {
 
     /// The values a masker finds by their pieces: random tokens in any case, hex, an AWS key
     /// id; not names made of words, with a number or not, nor a version.
+    #[test]
+    fn token_runs_and_identifiers() {
+        for v in [
+            "t3Qyfcx3Mw6mpSMAFp5hunTb",
+            "oAVJRDmcOiAFAqhyroONmxwuMNIRChPTpo",
+            "LYbLXUVImZiR",
+            "163617709589-5317941038960-t3Qyfcx3Mw6mpSMAFp5hunTb",
+        ] {
+            assert!(varies_like_a_token(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "Or1AuthTokenTtl",
+            "McpCachedTokenLen",
+            "AuthenticateUser",
+            "organizations",
+            "OpsItemFilterKeyAutomationId",
+            "federation_rules",
+        ] {
+            assert!(!varies_like_a_token(v.as_bytes()), "{v}");
+        }
+    }
+
     #[test]
     fn generated_values_and_names() {
         for v in [

@@ -392,34 +392,89 @@ fn detect(
 ) -> (Vec<Match>, Detection) {
     let d = crate::detect::detect(engine, &vis.bytes);
     if whole {
-        learn(known, d.values(&vis.bytes));
+        learn(engine, known, &d, &vis.bytes);
     } else {
         // A match that runs to the end of what has arrived may be a piece of a longer
         // value: it is learned once it is whole (the next flush, or the end, sees it again).
         let n = vis.bytes.len();
         let mut ended = d.clone();
         ended.retain(|m| m.end < n);
-        learn(known, ended.values(&vis.bytes));
+        learn(engine, known, &ended, &vis.bytes);
     }
     let visible = d.plain.clone();
     (visible, d.mapped(|m| vis.original(m)))
 }
 
-/// What a masker learns of what it found: every value whole, and a generated one's pieces
-/// too, so that half of an AWS secret printed alone is masked; a name made of words
-/// (`CachedTokenPath`, found at `low`) shares its pieces with other names, so only whole.
-fn learn<'a>(known: &mut Known, values: impl Iterator<Item = (&'a [u8], usize)>) {
+/// What a masker learns of what it found: every value whole, and the pieces of a value no
+/// other text shares pieces with, so that half of an AWS secret, a Slack token's body or a
+/// password's first twelve characters printed alone are masked. That is a value that looks
+/// generated, or a token-like run of a value (letters, digits, `_`, `-`; twelve bytes or
+/// more past its format's prefix) that varies as a token does. Not a name made of words,
+/// nor any value a `by_name` rule took by its name alone that does not look generated
+/// (`CachedTokenPath`, `TagResource…`, found at `low`, share their pieces with other
+/// names), nor the host or path of a URL a rule took whole (every Slack webhook holds
+/// `.slack.com/services/`), nor base64 of JSON (a JWT's header is most JWTs' header), nor
+/// the encoded text a decoded value stood in, unless it looks generated itself.
+fn learn(engine: &Engine, known: &mut Known, d: &Detection, hay: &[u8]) {
+    // What a `by_name` rule found is a token's run only if it looks generated itself.
+    let rules = engine.rules();
+    let named = |rule: usize| rules[rule].by_name;
+    let found = d
+        .plain
+        .iter()
+        .map(|m| (&hay[m.span()], m.rule, named(m.rule)));
+    let decoded = d.decoded.iter().flat_map(|x| {
+        [
+            (&x.secret[..], x.at.rule, named(x.at.rule)),
+            (&hay[x.at.span()], x.at.rule, true),
+        ]
+    });
+    let token_byte = |b: &u8| b.is_ascii_alphanumeric() || b"_-".contains(b);
+    let varies = |run: &[u8]| run.len() >= 12 && crate::engine::varies_like_a_token(run);
+    // A Slack token's body is two ids of digits and a random part: the random part decides.
+    let token_like = |run: &[u8]| {
+        !run.starts_with(b"eyJ") && (varies(run) || run.split(|b| b"_-".contains(b)).any(varies))
+    };
     // A flush sees again the values of the lines it keeps as context: asked once each.
-    for (v, rule) in values {
+    for (v, rule, whole_only) in found.chain(decoded) {
         if known.contains(v) {
             continue;
         }
-        if crate::engine::looks_generated(v.trim_ascii()) {
+        let v = v.trim_ascii();
+        let runs: Vec<&[u8]> = match whole_only {
+            false => v
+                .split(|b| !token_byte(b))
+                .map(body)
+                .filter(|r| token_like(r))
+                .collect(),
+            true => Vec::new(),
+        };
+        if crate::engine::looks_generated(v) || runs == [v] {
             known.add_with_pieces(v, rule);
-        } else {
-            known.add(v, rule);
+            continue;
+        }
+        known.add(v, rule);
+        for run in runs {
+            known.add_with_pieces(run, rule);
         }
     }
+}
+
+/// A token-like run less the words of its format's prefix (`xoxb-`, `sk_live_`,
+/// `AGE-SECRET-KEY-`): parts in one case of letters before a `_` or `-`. Every key of the
+/// format shares them, so they are no piece of one.
+fn body(run: &[u8]) -> &[u8] {
+    let mut rest = run;
+    while let Some(p) = rest.iter().position(|b| b"_-".contains(b)) {
+        let part = &rest[..p];
+        let lower = part.iter().all(u8::is_ascii_lowercase);
+        let upper = part.iter().all(u8::is_ascii_uppercase);
+        if part.is_empty() || !(lower || upper) {
+            break;
+        }
+        rest = &rest[p + 1..];
+    }
+    rest
 }
 
 /// The findings of `detection` that overlap `range` of `hay`, in the order of `hay`.
