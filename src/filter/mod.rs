@@ -119,6 +119,20 @@ impl<'e> Masker<'e> {
         self.flush(Flush::Complete)
     }
 
+    /// Learn the secret values in what is held and `input`, forwarding nothing: a child's
+    /// other stream may be about to forward what the child wrote after `input`. A value that
+    /// reaches the end may be cut off and is learned when it is whole.
+    pub fn learn_ahead(&self, input: &[u8]) {
+        let mut text = self.pending.clone();
+        text.extend_from_slice(input);
+        detect(
+            self.engine,
+            &Visible::new(&text),
+            &mut lock(&self.known),
+            false,
+        );
+    }
+
     /// Whether bytes are held back.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()

@@ -163,23 +163,170 @@ pub fn run(
     // One child's two streams share what they learn: a secret it printed named on stdout is
     // masked where it prints it bare on stderr, and the other way round.
     let known: Arc<Mutex<Known>> = Arc::default();
-    let results = std::thread::scope(|s| {
-        let k = known.clone();
-        let o = s.spawn(|| pump(engine, "stdout", k, out, &mut io::stdout(), idle, sink));
-        let e = s.spawn(|| pump(engine, "stderr", known, err, &mut io::stderr(), idle, sink));
-        (o.join(), e.join())
-    });
+    let streams = [
+        Stream::new(
+            Masker::sharing(engine, "stdout", known.clone()),
+            out.into(),
+            Box::new(io::stdout()),
+        ),
+        Stream::new(
+            Masker::sharing(engine, "stderr", known),
+            err.into(),
+            Box::new(io::stderr()),
+        ),
+    ];
+    let result = pump_child(streams, idle, sink);
     let status = child.wait();
     CHILD.store(0, Ordering::SeqCst);
-    for r in [results.0, results.1] {
-        match r {
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(io::Error::other(
-                    "the filter thread failed; output withheld",
-                ))
+    result?;
+    status
+}
+
+/// One of a child's output streams: its pipe, its masker and where it goes.
+struct Stream<'e> {
+    masker: Masker<'e>,
+    pipe: Option<std::os::fd::OwnedFd>,
+    output: Box<dyn Write>,
+    /// An idle flush depends only on what is held: after one, wait for new input.
+    idle_done: bool,
+}
+
+impl<'e> Stream<'e> {
+    fn new(masker: Masker<'e>, pipe: std::os::fd::OwnedFd, output: Box<dyn Write>) -> Self {
+        Stream {
+            masker,
+            pipe: Some(pipe),
+            output,
+            idle_done: false,
+        }
+    }
+}
+
+/// Mask a child's streams into ours from one thread, so that what the child wrote on one
+/// stream before it wrote on the other is learned before the other's text is forwarded:
+/// `KEY=…` finished on stderr, then the value bare on stdout, is masked on stdout too. The
+/// child's write to the first pipe was whole before its write to the second began, so once
+/// a read of every pipe finds nothing after the last bytes read, everything written before
+/// them is in hand; when more than one stream brought text, each stream's values are
+/// learned before any is forwarded. Two threads, each reading and masking its own pipe,
+/// raced there: stdout went out before stderr's masker had read its line.
+fn pump_child(mut streams: [Stream<'_>; 2], idle: Duration, sink: &dyn Sink) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    for s in &streams {
+        let fd = s.pipe.as_ref().map_or(-1, |p| p.as_raw_fd());
+        // SAFETY: F_GETFL/F_SETFL on a pipe this function owns.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+    let mut buf = vec![0u8; 64 << 10];
+    while streams.iter().any(|s| s.pipe.is_some()) {
+        let waiting = streams
+            .iter()
+            .any(|s| s.pipe.is_some() && s.masker.has_pending() && !s.idle_done);
+        let timeout = if waiting {
+            i32::try_from(idle.as_millis()).unwrap_or(i32::MAX)
+        } else {
+            -1
+        };
+        let mut fds: Vec<libc::pollfd> = streams
+            .iter()
+            .map(|s| libc::pollfd {
+                fd: s.pipe.as_ref().map_or(-1, |p| p.as_raw_fd()),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: `fds` is a valid array of pollfd for its length; a negative fd is ignored.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            for s in streams.iter_mut().filter(|s| s.masker.has_pending()) {
+                let out = s.masker.idle();
+                s.idle_done = true;
+                send(s, out, sink)?;
+            }
+            continue;
+        }
+        // Read every pipe until a round finds nothing new (or a bound, for a child that
+        // writes without pause): what was written before any byte in hand is in hand.
+        let mut got: [Vec<u8>; 2] = Default::default();
+        let mut ended = [false; 2];
+        for _ in 0..64 {
+            let mut any = false;
+            for (i, s) in streams.iter().enumerate() {
+                let Some(pipe) = &s.pipe else { continue };
+                if ended[i] {
+                    continue;
+                }
+                match read_some(pipe.as_raw_fd(), &mut buf) {
+                    Ok(Some(0)) => ended[i] = true,
+                    Ok(Some(k)) => {
+                        got[i].extend_from_slice(&buf[..k]);
+                        any = true;
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        if got.iter().filter(|g| !g.is_empty()).count() > 1 {
+            for (s, g) in streams.iter().zip(&got) {
+                s.masker.learn_ahead(g);
+            }
+        }
+        for (i, s) in streams.iter_mut().enumerate() {
+            if !got[i].is_empty() {
+                s.idle_done = false;
+                let out = s.masker.push(&got[i]);
+                send(s, out, sink)?;
+            }
+            if ended[i] && s.pipe.is_some() {
+                let out = s.masker.finish();
+                send(s, out, sink)?;
+                s.pipe = None;
             }
         }
     }
-    status
+    Ok(())
+}
+
+/// Write a masker's output to its stream's destination. A destination that was closed (a
+/// pager quit) closes the pipe: the child learns it as it would without us, and the other
+/// stream goes on.
+fn send(s: &mut Stream<'_>, out: (Vec<u8>, Vec<Finding>), sink: &dyn Sink) -> io::Result<()> {
+    match emit(&mut s.output, out, sink) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            s.pipe = None;
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+/// One non-blocking read: `None` when nothing is there yet, `Some(0)` at the end.
+fn read_some(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    loop {
+        // SAFETY: `buf` is valid for writes of its length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(Some(n as usize));
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => return Ok(None),
+            _ => return Err(e),
+        }
+    }
 }
