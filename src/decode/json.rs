@@ -65,21 +65,128 @@ pub fn unescape(raw: &[u8], offset: usize) -> View {
 /// [`unescape`] decodes it, but with consecutive items of one array of strings run together:
 /// the bytes between them (`", "`) left out. A notebook's multi-line field is such an array,
 /// which every reader shows joined, so a secret cut between two of its items is one text here.
-pub fn unescape_joining_items(doc: &[u8], strings: &[StringAt]) -> View {
+/// So is the text of two stream outputs in a row on one stream (a program that flushed
+/// mid-line): Jupyter shows them as one text. Returns the view and the strings it leaves
+/// out, which lie between such outputs' texts: their keys and the `name` and `output_type`
+/// values, `stdout` or `stderr` and `stream`.
+pub fn unescape_joining_items(doc: &[u8], strings: &[StringAt]) -> (View, Vec<usize>) {
     let mut joined: Option<View> = None;
     let mut add = |part: View| match &mut joined {
         Some(v) => v.extend(&part),
         None => joined = Some(part),
     };
+    let mut skipped = Vec::new();
     let mut from = 0;
-    for pair in strings.windows(2) {
-        if next_items(&pair[0].path, &pair[1].path) {
-            add(unescape(&doc[from..pair[0].end], from));
-            from = pair[1].start;
+    // The last string of a stream output's text so far, and that output's stream name.
+    let mut text_end: Option<(usize, &[u8])> = None;
+    let mut name: Option<&[u8]> = None;
+    for (j, b) in strings.iter().enumerate() {
+        let joins = match j.checked_sub(1) {
+            Some(i) if next_items(&strings[i].path, &b.path) => Some(i),
+            _ => text_end.and_then(|(i, before)| {
+                (stream_text(doc, strings, i + 1, j)? == before).then_some(i)
+            }),
+        };
+        if let Some(i) = joins {
+            add(unescape(&doc[from..strings[i].end], from));
+            skipped.extend(i + 1..j);
+            from = b.start;
+        }
+        if let Some(output) = output_text(&b.path).filter(|_| !is_key(doc, b)) {
+            // Read at an output's first text string only: a long output has many.
+            if !matches!(b.path.last(), Some(Step::Index(k)) if *k > 0) {
+                name = stream_name(doc, strings, j, output);
+            }
+            text_end = name.map(|n| (j, n));
         }
     }
     add(unescape(&doc[from..], from));
-    joined.unwrap_or_default()
+    (joined.unwrap_or_default(), skipped)
+}
+
+/// Where an output's text string is: `[.., "outputs", o, "text"]` or one item of it; the
+/// path up to the output (`[.., "outputs", o]`).
+fn output_text(path: &[Step]) -> Option<&[Step]> {
+    let path = match path.split_last()? {
+        (Step::Index(_), rest) => rest,
+        _ => path,
+    };
+    match path {
+        [outer @ .., Step::Key(o), Step::Index(_), Step::Key(t)]
+            if o == "outputs" && t == "text" =>
+        {
+            Some(&path[..outer.len() + 2])
+        }
+        _ => None,
+    }
+}
+
+/// The stream name (`stdout` or `stderr`) of the output at `output`, read from its `name`
+/// string among `strings` before `j`, the output's text's first string.
+fn stream_name<'d>(
+    doc: &'d [u8],
+    strings: &[StringAt],
+    j: usize,
+    output: &[Step],
+) -> Option<&'d [u8]> {
+    let name = strings[..j]
+        .iter()
+        .rev()
+        .take_while(|s| s.path.starts_with(output))
+        .find(|s| {
+            s.path.len() == output.len() + 1 && s.path.last() == Some(&Step::Key("name".into()))
+        })?;
+    let value = &doc[name.start..name.end];
+    (value == b"stdout" || value == b"stderr").then_some(value)
+}
+
+/// Whether `strings[from..j]` are only the fields of one stream output before its text (its
+/// keys, its `name` and `output_type`), and `strings[j]` that output's first text string,
+/// the output right after the one whose text string `strings[from - 1]` is: its stream's name.
+fn stream_text<'d>(doc: &'d [u8], strings: &[StringAt], from: usize, j: usize) -> Option<&'d [u8]> {
+    if is_key(doc, &strings[j]) {
+        return None;
+    }
+    let first = match strings[j].path.last()? {
+        Step::Index(0) => true,
+        Step::Key(_) => true,
+        Step::Index(_) => false,
+    };
+    let before = output_text(&strings[from - 1].path)?;
+    let output = output_text(&strings[j].path)?;
+    let (Some((Step::Index(o), up)), Some((Step::Index(p), up2))) =
+        (before.split_last(), output.split_last())
+    else {
+        return None;
+    };
+    if !first || up != up2 || *p != o + 1 {
+        return None;
+    }
+    let fields = strings[from..j]
+        .iter()
+        .all(|s| is_stream_field(&strings[j].path, &s.path));
+    fields
+        .then(|| stream_name(doc, strings, j, output))
+        .flatten()
+}
+
+/// Whether `field` is a key, or the `name` or `output_type` value, of the output whose text
+/// string `text` is.
+fn is_stream_field(text: &[Step], field: &[Step]) -> bool {
+    let Some(output) = output_text(text) else {
+        return false;
+    };
+    match field.strip_prefix(output) {
+        Some([Step::Key(k)]) => matches!(k.as_str(), "name" | "output_type" | "text"),
+        _ => false,
+    }
+}
+
+/// Whether string `s` of `doc` is an object's key: a colon follows its closing quote.
+fn is_key(doc: &[u8], s: &StringAt) -> bool {
+    doc.get(s.end + 1..)
+        .and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()))
+        == Some(&b':')
 }
 
 /// Whether `b` is the array item right after `a`.

@@ -85,7 +85,7 @@ impl<'e> Masking<'e> {
         let strings = json::strings_and_keys(doc)?;
         // Outside strings valid JSON has no backslash, so this decodes the strings in place.
         let text = json::unescape(doc, 0);
-        Some(self.decoded(name, doc, &strings, &text))
+        Some(self.decoded(name, doc, &strings, &text, &[]))
     }
 
     /// A notebook masked as [`Masking::json`] masks any document, its multi-line fields read
@@ -94,18 +94,20 @@ impl<'e> Masking<'e> {
     /// masked in both. `None` when it is not JSON.
     pub fn notebook(&self, name: &str, doc: &[u8]) -> Option<Masked> {
         let strings = json::strings_and_keys(doc)?;
-        let text = json::unescape_joining_items(doc, &strings);
-        Some(self.decoded(name, doc, &strings, &text))
+        let (text, left_out) = json::unescape_joining_items(doc, &strings);
+        Some(self.decoded(name, doc, &strings, &text, &left_out))
     }
 
     /// `doc` masked where the secrets of `text` (its strings decoded, each mapped back to
-    /// `doc`) are, each cut to the strings of `strings` it spans.
+    /// `doc`) are, each cut to the strings of `strings` it spans but those `text` leaves out
+    /// (`left_out`, sorted: a stream output's fields between two outputs' texts joined).
     fn decoded(
         &self,
         name: &str,
         doc: &[u8],
         strings: &[StringAt],
         text: &crate::decode::View,
+        left_out: &[usize],
     ) -> Masked {
         let vis = Visible::new(&text.bytes);
         let mut known = lock(&self.known);
@@ -142,7 +144,7 @@ impl<'e> Masking<'e> {
             })
             .collect();
         Masked {
-            bytes: splice(self.engine, doc, strings, spans),
+            bytes: splice(self.engine, doc, strings, left_out, spans),
             findings,
         }
     }
@@ -189,6 +191,7 @@ fn splice(
     engine: &Engine,
     doc: &[u8],
     strings: &[StringAt],
+    left_out: &[usize],
     mut spans: Vec<(usize, usize, usize)>,
 ) -> Vec<u8> {
     spans.sort_unstable();
@@ -205,7 +208,7 @@ fn splice(
             .take_while(|(_, b)| b.start < e)
         {
             let (cs, ce) = (s.max(b.start), e.min(b.end));
-            if cs >= ce {
+            if cs >= ce || left_out.binary_search(&k).is_ok() {
                 continue;
             }
             let escapes = match &mut cached {

@@ -208,3 +208,34 @@ fn a_token_cut_between_two_lines_of_a_field_is_read_whole() {
     let scrubbed = std::fs::read_to_string(sb.path("split.ipynb")).unwrap();
     assert_eq!(scrubbed, out, "scrub and redact-notebook mask alike");
 }
+
+/// A program that flushes mid-line leaves two stream outputs in a row on one stream, which
+/// Jupyter shows as one text: a token cut between them is masked in both, and the outputs'
+/// `name` and `output_type` stay as they were.
+#[test]
+fn a_token_cut_between_two_stream_outputs_is_masked_in_both() {
+    let sb = Sandbox::new();
+    let gh = fake_github(506);
+    let out = |name: &str, text: serde_json::Value| json!({"output_type": "stream", "name": name, "text": text});
+    let nb = serde_json::to_string(&json!({
+        "cells": [{"cell_type": "code", "execution_count": 1, "metadata": {},
+                   "source": "print('token', tok[:15], end='', flush=True); print(tok[15:])",
+                   "outputs": [out("stdout", json!(["hello\n", format!("token {}", &gh[..15])])),
+                               out("stdout", json!(format!("{}\n", &gh[15..])))]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    }))
+    .unwrap();
+    sb.write("flushed.ipynb", &nb);
+    let r = sb.run(&["redact-notebook", "flushed.ipynb", "-o", "out.ipynb"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(sb.path("out.ipynb")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).expect("still JSON");
+    assert_eq!(
+        v["cells"][0]["outputs"],
+        json!([
+            out("stdout", json!(["hello\n", "token [REDACTED:github.pat]"])),
+            out("stdout", json!("[REDACTED:github.pat]\n"))
+        ]),
+        "{text}"
+    );
+}
