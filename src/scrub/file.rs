@@ -88,11 +88,14 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<FileOu
     }
     let mut raw = Vec::new();
     std::io::Read::read_to_end(&mut file, &mut raw).map_err(io)?;
-    if memchr::memchr(0, &raw[..raw.len().min(BINARY_PROBE)]).is_some() {
+    // UTF-16 text (a log or a transcript a Windows tool wrote) has NULs and is text: the
+    // masker reads it as its characters and writes its markers in UTF-16.
+    let utf16 = crate::decode::utf16_le(&raw).is_some();
+    if !utf16 && memchr::memchr(0, &raw[..raw.len().min(BINARY_PROBE)]).is_some() {
         return Ok(FileOutcome::Skipped("binary".into()));
     }
     let name = path.display().to_string();
-    let kind = Kind::of(path);
+    let kind = if utf16 { Kind::Text } else { Kind::of(path) };
     let mut s = scrub(engine, &name, kind, &raw)?;
     if !s.changed(&raw) {
         return Ok(FileOutcome::Clean);

@@ -940,6 +940,33 @@ fn scrub_dry_run_lists_file_line_and_rule_and_writes_nothing() {
     assert!(r.stderr.contains("1 would change"), "{}", r.stderr);
 }
 
+/// A text file in UTF-16 (what a Windows tool writes) is text, not binary: scrub masks it
+/// through its characters and writes the markers in UTF-16, the byte-order mark kept. A
+/// file with NULs that is not UTF-16 is still skipped as binary.
+#[test]
+fn scrub_masks_utf16_text_and_skips_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let token = fake_github(1404);
+    let utf16 = |s: &str| {
+        let mut b = vec![0xff, 0xfe];
+        b.extend(s.encode_utf16().flat_map(u16::to_le_bytes));
+        b
+    };
+    std::fs::write(d.join("log.txt"), utf16(&format!("token {token}\nok\n"))).unwrap();
+    let mut binary = format!("token {token}\n").into_bytes();
+    binary.extend([0, 1, 2, 0xff, 0, 0x80]);
+    std::fs::write(d.join("blob.bin"), &binary).unwrap();
+    let r = lh(d, d, &["scrub", "--force", "log.txt", "blob.bin"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read(d.join("log.txt")).unwrap(),
+        utf16("token [REDACTED:github.pat]\nok\n")
+    );
+    assert!(r.stderr.contains("blob.bin: binary"), "{}", r.stderr);
+    assert_eq!(std::fs::read(d.join("blob.bin")).unwrap(), binary);
+}
+
 #[test]
 fn scrub_reports_a_missing_path_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
