@@ -5,6 +5,7 @@
 //! named with `--config`, so a scanned repository cannot switch detection off.
 
 use crate::engine::Match;
+use crate::rules::glob_error;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
@@ -289,12 +290,12 @@ impl Policy {
                 GlobBuilder::new(g)
                     .literal_separator(true)
                     .build()
-                    .map_err(|e| invalid(format!("allow.paths: {e}")))?,
+                    .map_err(|e| invalid(format!("allow.paths: {}", glob_error(&e))))?,
             );
         }
         let paths = gs
             .build()
-            .map_err(|e| invalid(format!("allow.paths: {e}")))?;
+            .map_err(|e| invalid(format!("allow.paths: {}", glob_error(&e))))?;
         let regexes = if allow.regexes.is_empty() {
             None
         } else {

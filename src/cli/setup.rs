@@ -149,6 +149,9 @@ fn checked_engine_for(
 /// to search.
 pub fn masking_engine(r: &RuleSources, startup: Startup) -> Result<Engine> {
     let (cfg, name) = masker_config(r.config.as_deref())?;
+    // A masker masks what an allow list accepts too, but a config with a broken allow list is
+    // as wrong here as under `scan`: said, not passed over.
+    Policy::new(&cfg.allow, &name)?;
     let set = rule_set(&cfg, &r.rule_files)?;
     if !name.is_empty() || !r.rule_files.is_empty() {
         if let Some(less) = masks_less(&set, rules::builtin_without_examples()) {

@@ -270,6 +270,23 @@ fn a_regex_error_does_not_quote_the_pattern() {
             assert_no_piece(out, &secret, &format!("{args:?}"));
         }
     }
+    // A glob's error neither: an allow list's path pattern, a disabled rules' pattern.
+    sb.write("glob.toml", format!("[allow]\npaths = [\"{secret}[\"]\n"));
+    sb.write("off.toml", format!("[rules]\ndisable = [\"{secret}[\"]\n"));
+    // A masker, which masks what an allow list accepts too, still says the list is broken.
+    for (config, names) in [("glob.toml", "allow.paths"), ("off.toml", "rules.disable")] {
+        for args in [
+            vec!["scan", "clean.txt", "--config", config],
+            vec!["filter", "--config", config],
+        ] {
+            let r = sb.run(&args);
+            assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+            assert!(r.stderr.contains(names), "{args:?}: {}", r.stderr);
+            for out in [&r.stdout, &r.stderr] {
+                assert_no_piece(out, &secret, config);
+            }
+        }
+    }
 }
 
 fn sha256_fingerprint(rule: &str, secret: &str) -> String {
