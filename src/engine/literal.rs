@@ -129,33 +129,18 @@ pub fn varies_like_a_token(v: &[u8]) -> bool {
     4 * class_runs(v) >= v.len() && !super::words::made_of_words(v) && !word_shaped(v)
 }
 
-/// Whether `v` splits, as an identifier does (at `_`, `-`, digits and case changes, the last
-/// capital of a run starting the next part), into parts of letters of which at most a third
-/// are one or two letters long: `Or|1|Auth|Token|Ttl`, where a random string breaks into
-/// many short ones (`t|3|Qyfcx|3|Mw|6|mp|SMA|Fp|5|hun|Tb`).
+/// Whether `v` splits, as an identifier does ([`super::words::each_part`]), into parts of
+/// letters of which at most a third are one or two letters long: `Or|1|Auth|Token|Ttl`,
+/// where a random string breaks into many short ones (`t|3|Qyfcx|3|Mw|6|mp|SMA|Fp|5|…`).
 fn word_shaped(v: &[u8]) -> bool {
     let (mut parts, mut short) = (0, 0);
-    let mut count = |part: &[u8]| {
+    super::words::each_part(v, |part| {
         if part.first().is_some_and(u8::is_ascii_alphabetic) {
             parts += 1;
             short += usize::from(part.len() <= 2);
         }
-    };
-    for piece in v.split(|b| b"_-".contains(b)) {
-        let mut start = 0;
-        for i in 1..piece.len() {
-            let (a, b) = (piece[i - 1], piece[i]);
-            let next_lower = piece.get(i + 1).is_some_and(u8::is_ascii_lowercase);
-            if (a.is_ascii_lowercase() && b.is_ascii_uppercase())
-                || (a.is_ascii_digit() != b.is_ascii_digit())
-                || (a.is_ascii_uppercase() && b.is_ascii_uppercase() && next_lower)
-            {
-                count(&piece[start..i]);
-                start = i;
-            }
-        }
-        count(&piece[start..]);
-    }
+        true
+    });
     parts > 0 && 3 * short <= parts
 }
 

@@ -245,6 +245,12 @@ pub(super) fn made_of_words(s: &[u8]) -> bool {
         return false;
     }
     let mut tally = Tally::default();
+    each_part(s, |p| tally.part(p)) && tally.words >= 2 && tally.unknown <= (tally.words / 2).max(1)
+}
+
+/// Give `part` each part of identifier `s` in turn, split at `_`, `-`, `.`, case changes and
+/// digits, while it says go on; whether it did to the end.
+pub(super) fn each_part(s: &[u8], mut part: impl FnMut(&[u8]) -> bool) -> bool {
     for piece in s.split(|b| b"_-.".contains(b)).filter(|p| !p.is_empty()) {
         let mut start = 0;
         for i in 1..piece.len() {
@@ -255,17 +261,17 @@ pub(super) fn made_of_words(s: &[u8]) -> bool {
                 // `HTTPServer`: the last capital of a run starts the next word.
                 || (a.is_ascii_uppercase() && b.is_ascii_uppercase() && next_lower);
             if boundary {
-                if !tally.part(&piece[start..i]) {
+                if !part(&piece[start..i]) {
                     return false;
                 }
                 start = i;
             }
         }
-        if !tally.part(&piece[start..]) {
+        if !part(&piece[start..]) {
             return false;
         }
     }
-    tally.words >= 2 && tally.unknown <= (tally.words / 2).max(1)
+    true
 }
 
 /// The parts of an identifier [`made_of_words`] has read so far, by kind.
