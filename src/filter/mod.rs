@@ -120,16 +120,18 @@ impl<'e> Masker<'e> {
     }
 
     /// Learn the secret values in what is held and `input`, forwarding nothing: a child's
-    /// other stream may be about to forward what the child wrote after `input`. A value that
-    /// reaches the end may be cut off and is learned when it is whole.
+    /// other stream may be about to forward what the child wrote after them. A value at the
+    /// very end is learned as far as it has come: this stream will mask it when it ends or
+    /// grows, and the other stream must not show what has come of it meanwhile (a piece of
+    /// a longer secret is masked as one).
     pub fn learn_ahead(&self, input: &[u8]) {
-        let mut text = self.pending.clone();
-        text.extend_from_slice(input);
+        // From the context forwarded before: a held value's name may be gone already.
+        let text = [&self.ctx[..], &self.pending, input].concat();
         detect(
             self.engine,
             &Visible::new(&text),
             &mut lock(&self.known),
-            false,
+            true,
         );
     }
 
@@ -217,6 +219,21 @@ impl<'e> Masker<'e> {
                     upto = s.max(base);
                 }
             }
+        }
+        if how == Flush::Idle {
+            // A value that reaches the end, forwarded masked as settled, is a secret now: a
+            // bare copy elsewhere (the child's other stream) must not wait for this line to
+            // end to be masked. Should it grow, the longer value is learned as well.
+            let n = vis.bytes.len();
+            let settled = Detection {
+                plain: found
+                    .iter()
+                    .filter(|m| m.end == n && vis.raw(m.end) <= upto)
+                    .cloned()
+                    .collect(),
+                decoded: Vec::new(),
+            };
+            learn(self.engine, &mut lock(&self.known), &settled, &vis.bytes);
         }
         spans.sort_unstable();
         let out = self.masked(&hay, base, upto, &spans, vis.utf16);

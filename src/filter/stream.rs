@@ -280,7 +280,14 @@ fn pump_child(mut streams: [Stream<'_>; 2], idle: Duration, sink: &dyn Sink) -> 
                 break;
             }
         }
-        if got.iter().filter(|g| !g.is_empty()).count() > 1 {
+        // What the other stream holds, a line not yet ended (`KEY=value` with no newline),
+        // is learned before this one forwards: the value may be printed bare here meanwhile.
+        let active = streams
+            .iter()
+            .zip(&got)
+            .filter(|(s, g)| !g.is_empty() || s.masker.has_pending())
+            .count();
+        if active > 1 {
             for (s, g) in streams.iter().zip(&got) {
                 s.masker.learn_ahead(g);
             }

@@ -106,6 +106,34 @@ fn run_masks_a_value_named_on_one_stream_at_once_on_the_other() {
     }
 }
 
+/// A value at the end of a line one stream has not ended yet (a prompt, `printf "key=%s"`),
+/// held there or forwarded masked at an idle flush, is masked where the other stream prints
+/// it bare meanwhile.
+#[test]
+fn run_masks_a_value_held_in_an_unended_line_on_the_other_stream() {
+    let sb = hostile();
+    let (_, secret) = fake_aws(2570);
+    let token = fake_github(2571);
+    for named in [
+        format!("aws_secret_access_key={secret}"),
+        format!("aws_secret_access_key = \"{secret}\""),
+        format!("GH={token}"),
+    ] {
+        let bare = if named.starts_with("GH") {
+            &token[4..]
+        } else {
+            &secret[..]
+        };
+        let script =
+            format!("printf '{named}'; sleep 0.3; printf '{bare}\\n' >&2; sleep 0.2; echo");
+        let r = run(&sb, &["run", "--", "sh", "-c", &script], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        for (what, out) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+            assert_no_piece(out, bare, &format!("run {what} after {named:?}"));
+        }
+    }
+}
+
 #[test]
 fn run_masks_a_value_again_in_the_same_stream() {
     let sb = hostile();
