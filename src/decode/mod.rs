@@ -59,6 +59,7 @@ pub fn has_hidden(hay: &[u8]) -> bool {
             | (b.wrapping_sub(0x0e) <= 0x1f - 0x0e)
             | (b == 0x7f)
             | (b == b'\\')
+            | (b == b'%')
             | (b == 0xc2)
             | (b == 0xcd)
             | (b == 0xd8)
@@ -72,7 +73,7 @@ pub fn has_hidden(hay: &[u8]) -> bool {
             continue;
         }
         for (i, &b) in chunk.iter().enumerate() {
-            let control = b < 0x80 && b != b'\\';
+            let control = b < 0x80 && b != b'\\' && b != b'%';
             if may(b) && (control || invisible(&hay[k * 64 + i..]).is_some()) {
                 return true;
             }
@@ -90,7 +91,7 @@ pub fn has_hidden(hay: &[u8]) -> bool {
 /// nothing that may stand inside a secret to hide it.
 fn invisible(b: &[u8]) -> Option<usize> {
     let (c, n) = match b {
-        [b'\\', ..] => escaped(b)?,
+        [b'\\' | b'%', ..] => escaped(b)?,
         [c @ 0..=0x7f, ..] => (u32::from(*c), 1),
         _ => {
             let n = match *b.first()? {
@@ -103,18 +104,48 @@ fn invisible(b: &[u8]) -> Option<usize> {
             (u32::from(c), n)
         }
     };
+    // An escaped ESC begins an escape sequence a terminal would have run (`\u001b[0m`
+    // written by `json.dumps`): the sequence shows nothing.
+    if c == 0x1b && b[0] == b'\\' {
+        return Some(n + csi(b.get(n..)?)?);
+    }
     hidden(c).then_some(n)
 }
 
-/// The code point an escape at the start of `b` writes, and the escape's length.
+/// The length of a CSI sequence's rest after its ESC (`[`, parameters, a final byte).
+fn csi(b: &[u8]) -> Option<usize> {
+    if b.first() != Some(&b'[') {
+        return None;
+    }
+    let params = b[1..]
+        .iter()
+        .take_while(|c| matches!(c, b'0'..=b'9' | b';' | b'?'))
+        .count();
+    matches!(b.get(1 + params)?, 0x40..=0x7e).then_some(params + 2)
+}
+
+/// The code point an escape at the start of `b` writes, and the escape's length: `\uXXXX`
+/// (a JSON surrogate pair too), `\u{X…}` and `\x{X…}` (Rust, JavaScript, Perl),
+/// `\UXXXXXXXX`, `\xHH` (a code point, or a character's UTF-8 bytes one escape each, as
+/// Python's bytes show it), `\b`, `\0`, `\033` and `\e`, and percent-encoding (a
+/// character's UTF-8 bytes as `%XX` each).
 fn escaped(b: &[u8]) -> Option<(u32, usize)> {
     let hex = |h: &[u8]| {
         (!h.is_empty() && h.iter().all(u8::is_ascii_hexdigit))
             .then(|| u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok())
             .flatten()
     };
+    let byte_escape = |prefix: &'static [u8]| {
+        move |s: &[u8]| {
+            let h = s.strip_prefix(prefix)?.get(..2)?;
+            u8::try_from(hex(h)?).ok()
+        }
+    };
+    if b[0] == b'%' {
+        return utf8_escaped(b, 3, byte_escape(b"%"));
+    }
     match b.get(1)? {
-        b'u' if b.get(2) == Some(&b'{') => {
+        b'u' | b'x' if b.get(2) == Some(&b'{') => {
             let end = b.iter().take(10).position(|&x| x == b'}')?;
             Some((hex(&b[3..end])?, end + 1))
         }
@@ -129,9 +160,35 @@ fn escaped(b: &[u8]) -> Option<(u32, usize)> {
             Some((c, 6))
         }
         b'U' => Some((hex(b.get(2..10)?)?, 10)),
-        b'x' => Some((hex(b.get(2..4)?)?, 4)),
+        b'x' => {
+            let c = hex(b.get(2..4)?)?;
+            utf8_escaped(b, 4, byte_escape(b"\\x"))
+                .filter(|_| c >= 0xc0)
+                .or(Some((c, 4)))
+        }
+        b'b' => Some((0x08, 2)),
+        b'e' => Some((0x1b, 2)),
+        b'0' if b.get(2..4) == Some(b"33") => Some((0x1b, 4)),
+        b'0' if !b.get(2).is_some_and(u8::is_ascii_digit) => Some((0, 2)),
         _ => None,
     }
+}
+
+/// A character written as its UTF-8 bytes, each an escape `len` bytes long that `byte` reads.
+fn utf8_escaped(b: &[u8], len: usize, byte: impl Fn(&[u8]) -> Option<u8>) -> Option<(u32, usize)> {
+    let n = match byte(b)? {
+        0..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => return None,
+    };
+    let mut bytes = [0u8; 4];
+    for (k, slot) in bytes.iter_mut().enumerate().take(n) {
+        *slot = byte(b.get(k * len..)?)?;
+    }
+    let c = std::str::from_utf8(&bytes[..n]).ok()?.chars().next()?;
+    Some((u32::from(c), n * len))
 }
 
 /// Whether code point `c` shows nothing: the controls [`invisible`] names and Unicode's
@@ -696,6 +753,13 @@ mod tests {
             (br"ab\udb40\udc41cd", b"abcd"),
             (br"ab\u0041cd\ne\u{a0}f\xzz", br"ab\u0041cd\ne\u{a0}f\xzz"),
             ("ab\u{a0}cd".as_bytes(), "ab\u{a0}cd".as_bytes()),
+            (br"ab\bc\0d\x{200b}e\xe2\x80\x8bf", b"abcdef"),
+            (br"ab\u001b[0mc\x1b[31md\033[1;2me\e[mf", b"abcdef"),
+            (b"ab%E2%80%8Bc%00d%C2%ADe", b"abcde"),
+            (
+                br"ab%20c\012d\xe9e%41f\u001bg",
+                br"ab%20c\012d\xe9e%41f\u001bg",
+            ),
             (
                 "caf\u{e9} \u{2014} d".as_bytes(),
                 "caf\u{e9} \u{2014} d".as_bytes(),

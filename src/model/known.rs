@@ -558,6 +558,12 @@ fn encoded(value: &[u8]) -> Vec<Vec<u8>> {
             forms.push(out);
         }
     }
+    // A value found percent-encoded (a URL's password) is the text it spells: printed
+    // decoded, it is the same secret.
+    let decoded = crate::decode::percent_decoded(value);
+    if decoded.len() < value.len() {
+        forms.push(decoded);
+    }
     let b64 = STANDARD_NO_PAD.encode(value).into_bytes();
     if b64.iter().any(|b| b"+/".contains(b)) {
         forms.push(URL_SAFE_NO_PAD.encode(value).into_bytes());

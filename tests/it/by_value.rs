@@ -392,6 +392,27 @@ fn a_piece_of_a_token_or_password_found_by_its_format_or_name_is_masked() {
     );
 }
 
+/// A URL's password found percent-encoded is masked where it is printed decoded: the same
+/// secret, as the program that read the URL prints it.
+#[test]
+fn a_percent_encoded_password_is_masked_where_it_is_printed_decoded() {
+    let sb = hostile();
+    let mut r = crate::synth::Rng::new(2580);
+    let password = format!(
+        "{}!{}@{}",
+        r.chars(crate::synth::ALNUM, 10),
+        r.chars(crate::synth::ALNUM, 8),
+        r.chars(crate::synth::ALNUM, 6)
+    );
+    let encoded = password.replace('!', "%21").replace('@', "%40");
+    let text = format!(
+        "DATABASE_URL=postgres://app:{encoded}@db.internal:5432/orders\nconnecting with {password}\n"
+    );
+    let out = run(&sb, &["filter"], Some(text.as_bytes()));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_no_piece(&out.stdout, &password, "filter");
+}
+
 /// A token printed for the first time with an invisible character inside it, raw or as the
 /// escape a program prints (Python's `json.dumps` writes a zero-width space as `\u200b`), is
 /// masked whole: a reader sees the token, so the rules must too. Beyond NUL and the
@@ -415,6 +436,12 @@ fn a_token_with_an_escaped_or_ignorable_character_inside_is_masked_at_first_sigh
         "\u{34f}",
         "\u{fe0f}",
         "\u{e0041}",
+        r"\b",
+        r"\0",
+        r"\xe2\x80\x8b",
+        r"\x{200b}",
+        r"\u001b[0m",
+        "%E2%80%8B",
     ] {
         let text = format!(
             "{{\"github_token\": \"{a}{sep}{b}\", \"aws_access_key_id\": \"{key_id}\", \"aws_secret_access_key\": \"{c}{sep}{d}\"}}\n"
