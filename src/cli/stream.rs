@@ -72,9 +72,12 @@ pub fn filter(a: FilterSettings) -> Result<i32> {
                     } else {
                         (126, "permission denied")
                     };
+                    // The name is what the agent wrote, masked as its output would be: a
+                    // shell's `TOKEN=… cmd` given to `run` makes the assignment the name.
+                    let name = crate::filter::mask_text(&engine, "argv", cmd[0].as_bytes());
                     eprintln!(
                         "leakhound: error: {}: {what}",
-                        crate::report::printable(&cmd[0])
+                        crate::report::printable(&String::from_utf8_lossy(&name.bytes))
                     );
                     return Ok(code);
                 }

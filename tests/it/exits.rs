@@ -88,6 +88,14 @@ fn run_exits_127_for_a_missing_command_and_126_for_one_that_cannot_run() {
         r.stderr.trim(),
         "leakhound: error: leakhound-test-no-such-command: command not found"
     );
+    // A shell's `NAME=value cmd` given as the command is its name: masked when it is said.
+    let token = fake_github(1210);
+    let r = sb.run(&["run", "--", &format!("GITHUB_TOKEN={token}"), "python3"]);
+    assert_eq!(r.code, 127, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.trim(),
+        "leakhound: error: GITHUB_TOKEN=[REDACTED:github.pat]: command not found"
+    );
     sb.write("not-executable.sh", "#!/bin/sh\necho hi\n");
     let r = sb.run(&["run", "--", "./not-executable.sh"]);
     assert_eq!(r.code, 126, "{}", r.stderr);
