@@ -129,18 +129,31 @@ pub fn varies_like_a_token(v: &[u8]) -> bool {
     4 * class_runs(v) >= v.len() && !super::words::made_of_words(v) && !word_shaped(v)
 }
 
+/// A value of random runs between punctuation (a SendGrid key's `SG.….…`, a password's
+/// `5bub.mDxClHG/J7L`): it varies as a token does, and no part between its punctuation is a
+/// word, as a host's or a path's are (`hooks.slack.com/services/…`, `/v1/organizations/…`).
+pub fn punctuated_token(v: &[u8]) -> bool {
+    varies_like_a_token(v)
+        && !v
+            .split(|b| !b.is_ascii_alphanumeric())
+            .any(|p| p.len() >= 3 && super::words::is_word(p))
+}
+
 /// Whether `v` splits, as an identifier does ([`super::words::each_part`]), into parts of
 /// letters of which at most a third are one or two letters long: `Or|1|Auth|Token|Ttl`,
 /// where a random string breaks into many short ones (`t|3|Qyfcx|3|Mw|6|mp|SMA|Fp|5|…`).
 fn word_shaped(v: &[u8]) -> bool {
     let (mut parts, mut short) = (0, 0);
-    super::words::each_part(v, |part| {
-        if part.first().is_some_and(u8::is_ascii_alphabetic) {
-            parts += 1;
-            short += usize::from(part.len() <= 2);
-        }
-        true
-    });
+    // A path's or a host's punctuation parts it as an identifier's `_` does.
+    for piece in v.split(|b| !b.is_ascii_alphanumeric()) {
+        super::words::each_part(piece, |part| {
+            if part.first().is_some_and(u8::is_ascii_alphabetic) {
+                parts += 1;
+                short += usize::from(part.len() <= 2);
+            }
+            true
+        });
+    }
     parts > 0 && 3 * short <= parts
 }
 
@@ -372,6 +385,8 @@ mod tests {
             "oAVJRDmcOiAFAqhyroONmxwuMNIRChPTpo",
             "LYbLXUVImZiR",
             "163617709589-5317941038960-t3Qyfcx3Mw6mpSMAFp5hunTb",
+            "SG.axxc4ftEH2zitxIH8gXGd0.R0EQ7MUijPEvM2c47IgwyXKcra511AjFj",
+            "5bub.mDxClHG/J7L",
         ] {
             assert!(varies_like_a_token(v.as_bytes()), "{v}");
         }
@@ -382,8 +397,26 @@ mod tests {
             "organizations",
             "OpsItemFilterKeyAutomationId",
             "federation_rules",
+            "/v1/organizations/federation_rules",
         ] {
             assert!(!varies_like_a_token(v.as_bytes()), "{v}");
+        }
+    }
+
+    #[test]
+    fn punctuated_tokens_and_paths() {
+        for v in [
+            "SG.axxc4ftEH2zitxIH8gXGd0.R0EQ7MUijPEvM2c47IgwyXKcra511AjFj",
+            "5bub.mDxClHG/J7L",
+        ] {
+            assert!(punctuated_token(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "hooks.slack.com/services/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",
+            "/v1/organizations/federation_rules",
+            "api.slack.com/reference/messaging/blocks",
+        ] {
+            assert!(!punctuated_token(v.as_bytes()), "{v}");
         }
     }
 

@@ -35,7 +35,7 @@ use std::sync::OnceLock;
 pub use check::{check, CheckFailure};
 pub use checksum::checksum_ok;
 pub use key::FingerprintKey;
-pub use literal::{looks_generated, varies_like_a_token};
+pub use literal::{looks_generated, punctuated_token, varies_like_a_token};
 pub use reject::shannon_entropy;
 pub use scope::{has_stopword, line_around};
 pub(crate) use search::overlaps;

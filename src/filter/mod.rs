@@ -480,7 +480,17 @@ fn learn(engine: &Engine, known: &mut Known, d: &Detection, hay: &[u8]) {
                 .collect(),
             true => Vec::new(),
         };
-        if crate::engine::looks_generated(v) || runs == [v] {
+        // A value of such runs and punctuation (a SendGrid key's `SG.….…`, a password with
+        // a `.` or a `/`) has pieces across its punctuation too; a URL's or a header's does
+        // not stand for one secret.
+        let punctuated = !whole_only
+            && v.len() >= 12
+            && !v.starts_with(b"eyJ")
+            && !v
+                .iter()
+                .any(|b| b":@?&\"'<>`\\".contains(b) || b.is_ascii_whitespace())
+            && crate::engine::punctuated_token(v);
+        if crate::engine::looks_generated(v) || runs == [v] || punctuated {
             known.add_with_pieces(v, rule);
             continue;
         }

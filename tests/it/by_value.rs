@@ -367,11 +367,33 @@ fn a_piece_of_a_token_or_password_found_by_its_format_or_name_is_masked() {
         .zip(r.chars(&letters[..26], 7).chars())
         .flat_map(|(a, b)| [a, b])
         .collect();
-    let named = format!("SLACK_BOT_TOKEN={slack}\nHF_TOKEN={hf}\nPOSTGRES_PASSWORD: {password}\n");
-    let pieces = [&slack[5..], &slack[32..], &hf[3..], &password[..12]];
+    // With punctuation inside: a piece across it is a piece too.
+    let sendgrid = format!(
+        "SG.{}.{}",
+        r.chars(crate::synth::B64URL, 22),
+        r.chars(crate::synth::B64URL, 43)
+    );
+    let dotted = format!(
+        "{}.{}/{}",
+        r.chars(crate::synth::ALNUM, 5),
+        r.chars(crate::synth::ALNUM, 7),
+        r.chars(crate::synth::ALNUM, 4)
+    );
+    let named = format!(
+        "SLACK_BOT_TOKEN={slack}\nHF_TOKEN={hf}\nPOSTGRES_PASSWORD: {password}\n\
+         SENDGRID_API_KEY={sendgrid}\npassword={dotted}\n"
+    );
+    let pieces = [
+        &slack[5..],
+        &slack[32..],
+        &hf[3..],
+        &password[..12],
+        &sendgrid[16..35],
+        &dotted[1..15],
+    ];
     let later = format!(
-        "body {}\ntail {}\nhf body {}\npiece {}\nxoxb-token and hf_token stay\n",
-        pieces[0], pieces[1], pieces[2], pieces[3]
+        "body {}\ntail {}\nhf body {}\npiece {}\nacross {}\nand {}\nxoxb-token and hf_token stay\n",
+        pieces[0], pieces[1], pieces[2], pieces[3], pieces[4], pieces[5]
     );
     let out = run(&sb, &["filter"], Some(format!("{named}{later}").as_bytes()));
     assert_eq!(out.code, 0, "{}", out.stderr);
