@@ -214,6 +214,13 @@ pub fn mask_contexts(findings: &mut [Finding], known: &Known) {
             .map(|o| (o.start, o.end))
             .collect();
         spans.extend(known.pieces_at_edges(text));
+        // A value repeated with an invisible character inside, raw or as an escape, is
+        // found in the text as a reader sees it.
+        if crate::decode::has_hidden(text) {
+            let shown = crate::decode::visible(text);
+            let found = known.find(&shown.bytes).into_iter();
+            spans.extend(found.map(|o| shown.original(o.start, o.end)));
+        }
         if !spans.is_empty() {
             f.context.mask_spans(spans);
         }

@@ -414,6 +414,35 @@ fn a_piece_of_a_token_or_password_found_by_its_format_or_name_is_masked() {
     );
 }
 
+/// A report's context masks a known value repeated with an invisible character inside it,
+/// written as an escape, as it masks the value bare: a reader sees the token there.
+#[test]
+fn a_report_context_masks_a_known_value_with_an_escaped_invisible_character() {
+    let sb = hostile();
+    // A token whose part before the escape holds no digit: a context's random-run mask
+    // passes over such a run, so only the known value can mask it.
+    let token = (2600..)
+        .map(fake_github)
+        .find(|t| !t[..20].bytes().any(|b| b.is_ascii_digit()))
+        .unwrap();
+    let (key_id, secret) = fake_aws(2591);
+    sb.write("a.env", format!("GITHUB_TOKEN={token}\n"));
+    sb.write(
+        "b.txt",
+        format!(
+            "aws_access_key_id={key_id} aws_secret_access_key={secret} zw={}\\u200b{}\n",
+            &token[..20],
+            &token[20..]
+        ),
+    );
+    for format in ["json", "sarif", "human"] {
+        let r = run(&sb, &["scan", ".", "--format", format], None);
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+        assert!(r.stdout.contains("b.txt"), "{format}: {}", r.stdout);
+        assert_no_piece(&r.stdout, &token, &format!("scan --format {format}"));
+    }
+}
+
 /// A URL's password found percent-encoded is masked where it is printed decoded: the same
 /// secret, as the program that read the URL prints it.
 #[test]
