@@ -248,7 +248,10 @@ fn pump_child(mut streams: [Stream<'_>; 2], idle: Duration, sink: &dyn Sink) -> 
             return Err(e);
         }
         if n == 0 {
-            for s in streams.iter_mut().filter(|s| s.masker.has_pending()) {
+            for s in streams
+                .iter_mut()
+                .filter(|s| s.masker.has_pending() && !s.idle_done)
+            {
                 let out = s.masker.idle();
                 s.idle_done = true;
                 send(s, out, sink)?;
