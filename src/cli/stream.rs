@@ -52,7 +52,6 @@ pub fn filter(a: FilterSettings) -> Result<i32> {
             crate::filter::pump(
                 &engine,
                 "stdin",
-                Default::default(),
                 std::io::stdin(),
                 &mut std::io::stdout(),
                 idle,

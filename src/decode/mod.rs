@@ -93,16 +93,7 @@ fn invisible(b: &[u8]) -> Option<usize> {
     let (c, n) = match b {
         [b'\\' | b'%', ..] => escaped(b)?,
         [c @ 0..=0x7f, ..] => (u32::from(*c), 1),
-        _ => {
-            let n = match *b.first()? {
-                0xc0..=0xdf => 2,
-                0xe0..=0xef => 3,
-                0xf0..=0xf7 => 4,
-                _ => return None,
-            };
-            let c = std::str::from_utf8(b.get(..n)?).ok()?.chars().next()?;
-            (u32::from(c), n)
-        }
+        _ => utf8_escaped(b, 1, |s| s.first().copied())?,
     };
     // An escaped ESC begins an escape sequence a terminal would have run (`\u001b[0m`
     // written by `json.dumps`): the sequence shows nothing.
@@ -135,12 +126,8 @@ fn escaped(b: &[u8]) -> Option<(u32, usize)> {
             .then(|| u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok())
             .flatten()
     };
-    let byte_escape = |prefix: &'static [u8]| {
-        move |s: &[u8]| {
-            let h = s.strip_prefix(prefix)?.get(..2)?;
-            u8::try_from(hex(h)?).ok()
-        }
-    };
+    let byte_escape =
+        |prefix: &'static [u8]| move |s: &[u8]| hex_byte(s.strip_prefix(prefix)?.get(..2));
     if b[0] == b'%' {
         return utf8_escaped(b, 3, byte_escape(b"%"));
     }
@@ -174,7 +161,8 @@ fn escaped(b: &[u8]) -> Option<(u32, usize)> {
     }
 }
 
-/// A character written as its UTF-8 bytes, each an escape `len` bytes long that `byte` reads.
+/// A character written as its UTF-8 bytes, each `len` bytes long (an escape, or the byte
+/// itself) that `byte` reads.
 fn utf8_escaped(b: &[u8], len: usize, byte: impl Fn(&[u8]) -> Option<u8>) -> Option<(u32, usize)> {
     let n = match byte(b)? {
         0..=0x7f => 1,

@@ -472,25 +472,31 @@ fn learn(engine: &Engine, known: &mut Known, d: &Detection, hay: &[u8]) {
             continue;
         }
         let v = v.trim_ascii();
-        let runs: Vec<&[u8]> = match whole_only {
-            false => v
-                .split(|b| !token_byte(b))
-                .map(body)
-                .filter(|r| token_like(r))
-                .collect(),
-            true => Vec::new(),
-        };
+        if crate::engine::looks_generated(v) {
+            known.add_with_pieces(v, rule);
+            continue;
+        }
+        if whole_only {
+            known.add(v, rule);
+            continue;
+        }
+        let runs: Vec<&[u8]> = v
+            .split(|b| !token_byte(b))
+            .map(body)
+            .filter(|r| token_like(r))
+            .collect();
         // A value of such runs and punctuation (a SendGrid key's `SG.….…`, a password with
         // a `.` or a `/`) has pieces across its punctuation too; a URL's or a header's does
         // not stand for one secret.
-        let punctuated = !whole_only
-            && v.len() >= 12
-            && !v.starts_with(b"eyJ")
-            && !v
-                .iter()
-                .any(|b| b":@?&\"'<>`\\".contains(b) || b.is_ascii_whitespace())
-            && crate::engine::punctuated_token(v);
-        if crate::engine::looks_generated(v) || runs == [v] || punctuated {
+        let punctuated = || {
+            v.len() >= 12
+                && !v.starts_with(b"eyJ")
+                && !v
+                    .iter()
+                    .any(|b| b":@?&\"'<>`\\".contains(b) || b.is_ascii_whitespace())
+                && crate::engine::punctuated_token(v)
+        };
+        if runs == [v] || punctuated() {
             known.add_with_pieces(v, rule);
             continue;
         }

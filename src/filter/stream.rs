@@ -20,19 +20,18 @@ pub trait Sink: Sync {
     fn finding(&self, f: &Finding);
 }
 
-/// Mask `input` into `output` until end of input, learning the secret values it meets into
-/// `known` and masking every value in it. A partial line is forwarded after `idle` without
-/// new input. Returns quietly when `output` is closed.
+/// Mask `input` into `output` until end of input, learning the secret values it meets and
+/// masking every value in it. A partial line is forwarded after `idle` without new input.
+/// Returns quietly when `output` is closed.
 pub fn pump(
     engine: &Engine,
     name: &str,
-    known: Arc<Mutex<Known>>,
     mut input: impl Read + Send,
     output: &mut dyn Write,
     idle: Duration,
     sink: &dyn Sink,
 ) -> io::Result<()> {
-    let mut masker = Masker::sharing(engine, name, known);
+    let mut masker = Masker::new(engine, name);
     let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(4);
     std::thread::scope(|s| {
         s.spawn(move || {
@@ -185,7 +184,9 @@ pub fn run(
 /// One of a child's output streams: its pipe, its masker and where it goes.
 struct Stream<'e> {
     masker: Masker<'e>,
-    pipe: Option<std::os::fd::OwnedFd>,
+    /// Non-blocking once [`pump_child`] starts; `None` once it ended or its destination
+    /// closed.
+    pipe: Option<std::fs::File>,
     output: Box<dyn Write>,
     /// An idle flush depends only on what is held: after one, wait for new input.
     idle_done: bool,
@@ -195,7 +196,7 @@ impl<'e> Stream<'e> {
     fn new(masker: Masker<'e>, pipe: std::os::fd::OwnedFd, output: Box<dyn Write>) -> Self {
         Stream {
             masker,
-            pipe: Some(pipe),
+            pipe: Some(pipe.into()),
             output,
             idle_done: false,
         }
@@ -269,7 +270,7 @@ fn pump_child(mut streams: [Stream<'_>; 2], idle: Duration, sink: &dyn Sink) -> 
                 if ended[i] {
                     continue;
                 }
-                match read_some(pipe.as_raw_fd(), &mut buf) {
+                match read_some(pipe, &mut buf) {
                     Ok(Some(0)) => ended[i] = true,
                     Ok(Some(k)) => {
                         got[i].extend_from_slice(&buf[..k]);
@@ -325,18 +326,13 @@ fn send(s: &mut Stream<'_>, out: (Vec<u8>, Vec<Finding>), sink: &dyn Sink) -> io
 }
 
 /// One non-blocking read: `None` when nothing is there yet, `Some(0)` at the end.
-fn read_some(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+fn read_some(mut pipe: &std::fs::File, buf: &mut [u8]) -> io::Result<Option<usize>> {
     loop {
-        // SAFETY: `buf` is valid for writes of its length.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
-            return Ok(Some(n as usize));
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::Interrupted => continue,
-            io::ErrorKind::WouldBlock => return Ok(None),
-            _ => return Err(e),
+        match pipe.read(buf) {
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(e),
         }
     }
 }

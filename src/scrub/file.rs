@@ -90,7 +90,7 @@ pub fn scrub_file(engine: &Engine, path: &Path, opts: &Options) -> Result<FileOu
     std::io::Read::read_to_end(&mut file, &mut raw).map_err(io)?;
     // UTF-16 text (a log or a transcript a Windows tool wrote) has NULs and is text: the
     // masker reads it as its characters and writes its markers in UTF-16.
-    let utf16 = crate::decode::utf16_le(&raw).is_some();
+    let utf16 = crate::decode::looks_utf16(&raw);
     if !utf16 && memchr::memchr(0, &raw[..raw.len().min(BINARY_PROBE)]).is_some() {
         return Ok(FileOutcome::Skipped("binary".into()));
     }
