@@ -82,9 +82,9 @@ pub fn fingerprint_key(cfg: &Config) -> Result<(Vec<u8>, KeySource), PolicyError
         } else {
             f.clone()
         };
-        let key = std::fs::read(&path).map_err(|source| PolicyError::Read {
+        let key = std::fs::read(&path).map_err(|cause| PolicyError::Read {
             path: path.display().to_string(),
-            source,
+            cause,
         })?;
         let key = key.trim_ascii().to_vec();
         if key.len() < 16 {
@@ -164,10 +164,11 @@ pub struct RulesConfig {
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {cause}")]
     Read {
         path: String,
-        source: std::io::Error,
+        // Not `source`: the message holds it already, and a chain would say it twice.
+        cause: std::io::Error,
     },
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
@@ -177,9 +178,9 @@ impl Config {
     /// Load and check a config file. Errors name the file and, for syntax, the line.
     pub fn load(path: &Path) -> Result<Config, PolicyError> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+        let text = std::fs::read_to_string(path).map_err(|cause| PolicyError::Read {
             path: p.clone(),
-            source,
+            cause,
         })?;
         Config::parse(&text, path)
     }
@@ -191,7 +192,11 @@ impl Config {
             path: p.clone(),
             message: crate::rules::toml_error(text, &e),
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
+        // A bare file name's parent is "", which no command can be started in.
+        let base = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         cfg.dir = base.to_path_buf();
         for a in &cfg.validate.canary_accounts {
             if a.len() != 12 || !a.bytes().all(|b| b.is_ascii_digit()) {
@@ -242,9 +247,9 @@ impl Config {
         if !local.is_file() {
             return Ok(Found::default());
         }
-        let cwd = std::env::current_dir().map_err(|source| PolicyError::Read {
+        let cwd = std::env::current_dir().map_err(|cause| PolicyError::Read {
             path: "the current directory".into(),
-            source,
+            cause,
         })?;
         let inside = scanned.iter().any(|p| {
             p.as_os_str() != "-"
@@ -408,9 +413,9 @@ impl Baseline {
 /// fingerprints hold under the key that made them.
 pub fn read_baseline(path: &Path, key_id: &str) -> Result<Baseline, PolicyError> {
     let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+    let text = std::fs::read_to_string(path).map_err(|cause| PolicyError::Read {
         path: p.clone(),
-        source,
+        cause,
     })?;
     let invalid = |message: String| PolicyError::Invalid {
         path: p.clone(),

@@ -293,10 +293,11 @@ struct RuleFile {
 /// A problem with a rule file, naming the file, the rule and the field.
 #[derive(Debug, thiserror::Error)]
 pub enum RuleError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read: {cause}")]
     Read {
         file: String,
-        source: std::io::Error,
+        // Not `source`: the message holds it already, and a chain would say it twice.
+        cause: std::io::Error,
     },
     #[error("{file}: {message}")]
     Parse { file: String, message: String },
@@ -518,9 +519,9 @@ pub fn load_files(paths: &[PathBuf]) -> Result<Loaded, RuleError> {
     let mut out = Loaded::default();
     for path in paths {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| RuleError::Read {
+        let text = std::fs::read_to_string(path).map_err(|cause| RuleError::Read {
             file: file.clone(),
-            source,
+            cause,
         })?;
         if gitleaks::detect(&text) {
             let c = gitleaks::convert(&file, &text)?;

@@ -54,6 +54,28 @@ fn strict_fails_a_run_that_could_not_read_a_file_and_the_summary_always_counts_t
     );
 }
 
+/// A file that cannot be read (a baseline, a config's rule file) is named once with its
+/// reason once: the reason was both in the message and in the error's chain.
+#[test]
+fn a_file_that_cannot_be_read_is_named_with_its_reason_once() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "x\n");
+    sb.write("cfg.toml", "[rules]\nfiles = [\"nope.toml\"]\n");
+    for args in [
+        &["scan", "a.txt", "--baseline", "missing.json"][..],
+        &["scan", "a.txt", "--config", "cfg.toml"][..],
+    ] {
+        let r = sb.run(args);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert_eq!(r.stderr.matches("No such file").count(), 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(": cannot read: No such file"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
 #[test]
 fn a_regex_error_is_printed_on_real_lines() {
     let sb = Sandbox::new();
