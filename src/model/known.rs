@@ -311,6 +311,17 @@ impl Known {
         true
     }
 
+    /// A copy whose values that look generated ([`crate::engine::looks_generated`]) are
+    /// found by their pieces too: what a run's command hooks inherit and print is checked
+    /// against it, where a token without its prefix or a part of a secret is the secret's.
+    pub fn with_pieces(&self) -> Known {
+        let mut k = Known::with_capacity(self.values.len());
+        for (v, rule) in &self.values {
+            k.add_one(v, *rule, crate::engine::looks_generated(v));
+        }
+        k
+    }
+
     /// Remember every value of `found` (as `Detection::values` lists them).
     pub fn learn<'a>(&mut self, found: impl IntoIterator<Item = (&'a [u8], usize)>) {
         for (v, rule) in found {

@@ -202,6 +202,10 @@ pub fn run_hooks(
         .unwrap_or_default();
     // Runs in this invocation, by key: a fingerprint found in many places runs once.
     let mut this_run: HashMap<String, HookRun> = HashMap::new();
+    // What hooks inherit and print is checked against every value the run found, a
+    // generated one's pieces too (a token without its prefix in a variable, a part of it
+    // echoed).
+    let known = std::sync::Arc::new(known.with_pieces());
     for (i, f) in findings.iter_mut().enumerate() {
         let cred = set_of.get(&i).copied();
         let set = cred.map(|c| &creds[c]);
@@ -221,7 +225,7 @@ pub fn run_hooks(
                 }
             } else {
                 let mut after = None;
-                let r = execute(h, f, set, known, opts, &mut after);
+                let r = execute(h, f, set, &known, opts, &mut after);
                 if let (Some(v), Some(c)) = (after, cred) {
                     changed.insert(c, v);
                 }
@@ -257,7 +261,7 @@ fn execute(
     h: &OperatorHook,
     f: &Finding,
     set: Option<&Credential>,
-    known: &crate::model::Known,
+    known: &std::sync::Arc<crate::model::Known>,
     opts: &crate::validate::Options,
     after: &mut Option<crate::model::Validation>,
 ) -> HookRun {
@@ -336,18 +340,14 @@ fn execute(
         child.stdout.take().map(|o| Box::new(o) as _),
         child.stderr.take().map(|e| Box::new(e) as _),
     ];
-    // What the hook prints is masked by the value it was handed (with `with_secret`), which
-    // it may echo: leakhound's stderr is a log like any other.
-    let mut handed = crate::model::Known::new();
-    if h.with_secret && !f.public {
-        handed.add(f.secret.bytes(), 0);
-    }
-    let handed = std::sync::Arc::new(handed);
+    // What the hook prints is masked by every value the run found, the one it was handed
+    // (with `with_secret`) among them, which it may echo: leakhound's stderr is a log like
+    // any other.
     for from in outputs.into_iter().flatten() {
-        let (done, handed) = (relayed.clone(), handed.clone());
+        let (done, known) = (relayed.clone(), known.clone());
         relays += 1;
         std::thread::spawn(move || {
-            let _ = relay(std::io::BufReader::new(from), &handed);
+            let _ = relay(std::io::BufReader::new(from), &known);
             let _ = done.send(());
         });
     }
@@ -394,7 +394,8 @@ fn execute(
 const HOOK_DRAIN: Duration = Duration::from_millis(200);
 
 /// Copy a hook's output to leakhound's stderr, line by line (a value is masked whole), with
-/// each of `known` masked, until the pipe closes.
+/// each of `known` masked, until the pipe closes. A last line with no end that ends in the
+/// beginning of a value (a hook cut off mid-secret) has that beginning masked too.
 fn relay(mut from: impl std::io::BufRead, known: &crate::model::Known) -> std::io::Result<()> {
     let mut line = Vec::new();
     loop {
@@ -405,16 +406,24 @@ fn relay(mut from: impl std::io::BufRead, known: &crate::model::Known) -> std::i
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
+        let cut = match line.last() {
+            Some(b'\n') => None,
+            _ => known.prefix_at_end(&line).map(|(start, _)| start),
+        };
+        let whole = &line[..cut.unwrap_or(line.len())];
         let mut out = Vec::with_capacity(line.len());
         let mut at = 0;
-        for o in known.find(&line) {
+        for o in known.find(whole) {
             if o.end > at {
-                out.extend_from_slice(&line[at..o.start.max(at)]);
+                out.extend_from_slice(&whole[at..o.start.max(at)]);
                 out.extend_from_slice(b"[REDACTED]");
                 at = o.end;
             }
         }
-        out.extend_from_slice(&line[at..]);
+        out.extend_from_slice(&whole[at..]);
+        if cut.is_some() {
+            out.extend_from_slice(b"[REDACTED]");
+        }
         let mut err = std::io::stderr().lock();
         err.write_all(&out)?;
         err.flush()?;

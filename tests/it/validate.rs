@@ -441,6 +441,24 @@ command = ["sh", "-c", "echo ran >> aws.txt"]
     assert!(!r.stdout.contains(&token));
 }
 
+/// A config named by a bare file name (`--config op.toml`) runs its hooks in the current
+/// directory, its own: the name's parent is "", which no command can be started in.
+#[test]
+fn a_config_given_by_a_bare_file_name_runs_its_hooks() {
+    let sb = Sandbox::new();
+    let token = crate::util::fake_github(83);
+    sb.write("data/a.env", format!("GITHUB_TOKEN={token}\n"));
+    sb.write(
+        "op.toml",
+        "[[hooks]]\nname = \"mark\"\nwhen = \"any\"\ncommand = [\"sh\", \"-c\", \"cat > /dev/null; echo ran > ran.txt\"]\n",
+    );
+    let r = scan_with(&sb, "op.toml", &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let hooks = &r.json()["findings"][0]["hooks"];
+    assert_eq!(hooks[0]["status"], "ok", "{hooks}\n{}", r.stderr);
+    assert!(sb.path("ran.txt").exists());
+}
+
 /// `env` audits leakhound's own environment, which a hook would inherit: no variable holding
 /// a secret the run found (reported or only counted, like a weak password) is in a hook's
 /// environment unless the hook passes it on purpose, and what a hook handed the secret prints
@@ -470,15 +488,22 @@ name = "echo"
 when = "any"
 rules = ["github.*"]
 with_secret = true
-command = ["sh", "-c", "cat; echo"]
+command = ["sh", "-c", "cat; echo; cat ../others.txt; head -c 12 ../token.txt"]
 "#,
     );
+    // What the echo hook prints besides its own secret: the run's other secrets, a piece of
+    // one, and at its very end the token's first 12 bytes with no line end.
+    sb.write("others.txt", format!("{aws}\npiece {}\n", &aws[5..25]));
+    sb.write("token.txt", &token);
     let mut c = sb.cmd();
     c.args(["env", "--config", &cfg, "--format", "json"])
         .env("XDG_STATE_HOME", sb.path("state"))
         .env("GITHUB_TOKEN", &token)
         .env("BUILD_SECRETS", format!("x aws_secret_access_key={aws}"))
         .env("DB_PASSWORD", "hunter2hunter")
+        // Pieces of found secrets: the token without its prefix, 20 bytes of the AWS secret.
+        .env("TOKEN_BODY", &token[4..])
+        .env("AWS_PIECE", &aws[5..25])
         .env("PLAIN_SETTING", "kept");
     let r = to_run(c.output().unwrap());
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -490,6 +515,12 @@ command = ["sh", "-c", "cat; echo"]
             "a found secret reached a hook's environment:\n{env}"
         );
     }
+    for piece in ["TOKEN_BODY=", "AWS_PIECE="] {
+        assert!(
+            !env.contains(piece),
+            "a piece reached a hook's environment:\n{env}"
+        );
+    }
     assert!(env.contains("PLAIN_SETTING=kept"), "{env}");
     let passed = std::fs::read_to_string(ops.join("env-passed.txt")).unwrap();
     assert!(
@@ -497,7 +528,9 @@ command = ["sh", "-c", "cat; echo"]
         "pass_env passes it on"
     );
     crate::util::assert_no_piece(&r.stderr, &token, "a hook's output on stderr");
-    assert!(r.stderr.contains("[REDACTED]"), "{}", r.stderr);
+    crate::util::assert_no_piece(&r.stderr, &aws, "a hook's output on stderr");
+    assert!(!r.stderr.contains(&token[..12]), "{}", r.stderr);
+    assert!(r.stderr.contains("piece [REDACTED]"), "{}", r.stderr);
 }
 
 #[test]
