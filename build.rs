@@ -143,7 +143,8 @@ fn with_facts(
             f.group,
             f.spans_lines,
             f.secret_spans_lines,
-            f.fixed_prefix
+            f.fixed_prefix,
+            f.secret_len
         ]);
         rule.as_object_mut()?.insert("_facts".into(), facts);
     }

@@ -96,7 +96,7 @@ pub(super) fn is_literal(hay: &[u8], m: &Match) -> bool {
 /// small letters, the spread and the changes of class of a random string, and not made of
 /// words (`Vpzz63FfkCzJr4i0B3`, not `userPassword2`, `DB_PASSWORD_V2` or a type,
 /// `CachedX509Token`).
-fn generated(v: &[u8]) -> bool {
+pub(super) fn generated(v: &[u8]) -> bool {
     v.len() >= 12
         && v.iter().any(u8::is_ascii_digit)
         && v.iter().any(u8::is_ascii_uppercase)
@@ -175,11 +175,15 @@ fn class_runs(v: &[u8]) -> usize {
 
 /// A `KEY=VALUE` line inside a string literal: an env or INI file held in JSON or code
 /// (`{"config.ini": "TOKEN=…\nDEBUG=1"}`). The embedded line starts after the opening quote
-/// or an escaped line end and ends at the next escaped line end or the closing quote.
+/// or an escaped line end and ends at the next escaped line end, the closing quote, or a line
+/// end of the string decoded (a hook's and a proxy's view of a JSON document: the first line
+/// of `cat .env`'s output sits on the document's line).
 fn embedded_line(head: &[u8], rest: &[u8]) -> bool {
     // What follows first: most values end otherwise, and then the head need not be read.
-    let escaped_end = rest.starts_with(b"\\n") || rest.starts_with(b"\\r");
-    if !escaped_end && !matches!(rest.first(), Some(b'"' | b'\'')) {
+    let line_end = rest.starts_with(b"\\n")
+        || rest.starts_with(b"\\r")
+        || matches!(rest.first(), Some(b'\n' | b'\r'));
+    if !line_end && !matches!(rest.first(), Some(b'"' | b'\'')) {
         return false;
     }
     let after_escape = head.windows(2).rposition(|w| w == b"\\n").map(|p| p + 2);
@@ -190,7 +194,7 @@ fn embedded_line(head: &[u8], rest: &[u8]) -> bool {
     let Some(cut) = after_escape.max(after_quote) else {
         return false;
     };
-    let ends = escaped_end || after_quote.is_some_and(|q| rest.first() == Some(&head[q - 1]));
+    let ends = line_end || after_quote.is_some_and(|q| rest.first() == Some(&head[q - 1]));
     ends && config_key(&head[cut..])
 }
 

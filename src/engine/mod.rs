@@ -122,6 +122,8 @@ struct Compiled {
     window: usize,
     /// The longest match, when the pattern bounds it.
     longest: Option<usize>,
+    /// The secret's length, when every match's is the same (`Facts::secret_len`).
+    secret_len: Option<usize>,
     /// (companion rule index, largest distance)
     requires: Option<(usize, usize)>,
     /// Whether a match can contain a line feed: a stream filter may then have to hold more
@@ -480,6 +482,7 @@ fn compile(r: &Rule, ids: &HashMap<String, usize>) -> Result<Compiled, RuleError
         group,
         window,
         longest: facts.max_len,
+        secret_len: facts.secret_len,
         requires,
         spans_lines: facts.spans_lines,
         secret_spans_lines: facts.secret_spans_lines,

@@ -88,7 +88,13 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
     // 48 %; the placeholder words ~2,200 and 31 %, the dictionary ~4,400 and 23 %, the
     // generic name checks ~3,200 and 16 %).
     let secret = &hay[m.span()];
-    if rule.literal && !super::literal::is_literal(hay, m) {
+    // A masker takes a generated value under a secret's name in prose too (`your password:
+    // q8Vz…, keep it`): a report leaves prose's values out as too often not secrets, but no
+    // variable or word is shaped like a random string, and too much is a masker's safe side.
+    if rule.literal
+        && !super::literal::is_literal(hay, m)
+        && !(masking && super::literal::generated(secret))
+    {
         return false;
     }
     if is_documentation_example(secret) {
@@ -127,6 +133,7 @@ pub(super) fn keep(rule: &Rule, hay: &[u8], m: &Match, masking: bool) -> bool {
             secret,
             rule.password,
             rule.by_name,
+            masking,
         ))
 }
 
@@ -226,7 +233,7 @@ const FILE_SUFFIXES: &[&str] = &[
 /// rule's value is a password a person chose (`Rule::password`), which need not mix classes.
 /// `by_name`: the name vouches for any literal (`Rule::by_name`), so only what is not a value
 /// at all is dropped (references, code, paths, a schema's word), not a value for its shape.
-fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> bool {
+fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool, masking: bool) -> bool {
     static HASHES: Words = Words::new(HASH_WORDS);
     static CODE: Words = Words::new(&["://", "env"]);
     static NOT_CREDENTIALS: Words = Words::new(NOT_CREDENTIAL_WORDS);
@@ -288,7 +295,9 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> b
         return true;
     }
     // An HTTP header's name (`X-Amz-Security-Token`) and a form body or query string
-    // (`hh5s93j4&oauth_token_secret=…`): many values, not one.
+    // (`hh5s93j4&oauth_token_secret=…`): many values, not one. To a masker only when the
+    // pairs are named in words (`&token_type=`): a password may hold `&r=` or `&k3x=`
+    // (Django's alphabet has both), and then it is all masked.
     if (secret.starts_with(b"X-") || secret.starts_with(b"x-"))
         && secret
             .iter()
@@ -297,11 +306,12 @@ fn generic_reject(key: &[u8], secret: &[u8], password: bool, by_name: bool) -> b
         return true;
     }
     if secret.split(|&b| b == b'&').skip(1).any(|pair| {
-        pair.contains(&b'=')
-            && pair
-                .iter()
-                .take_while(|&&b| b != b'=')
-                .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        let name = &pair[..pair.iter().position(|&b| b == b'=').unwrap_or(pair.len())];
+        name.len() < pair.len()
+            && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            && (!masking
+                || (name.len() >= 3
+                    && (super::words::is_word(name) || super::words::made_of_words(name))))
     }) {
         return true;
     }
@@ -514,7 +524,7 @@ mod tests {
     use super::*;
 
     fn reject(key: &[u8], secret: &[u8]) -> bool {
-        generic_reject(key, secret, false, false)
+        generic_reject(key, secret, false, false, false)
     }
 
     #[test]
@@ -598,20 +608,40 @@ mod tests {
         assert!(!reject(b"username_secret: ", b"prod/DbCredentials2"));
         // One class of lowercase letters: a chosen password, unless a schema's word.
         assert!(reject(b"password: ", b"qwmvzt"));
-        assert!(!generic_reject(b"password: ", b"qwmvzt", true, false));
-        assert!(generic_reject(b"password: ", b"string", true, false));
-        assert!(generic_reject(b"password_hash: ", b"qwmvzt", true, false));
+        assert!(!generic_reject(
+            b"password: ",
+            b"qwmvzt",
+            true,
+            false,
+            false
+        ));
+        assert!(generic_reject(b"password: ", b"string", true, false, false));
+        assert!(generic_reject(
+            b"password_hash: ",
+            b"qwmvzt",
+            true,
+            false,
+            false
+        ));
         assert!(generic_reject(
             b"password = ",
             b"password_value",
             true,
+            false,
             false
         ));
-        assert!(generic_reject(b"passphrase=", b"passphrase", true, false));
+        assert!(generic_reject(
+            b"passphrase=",
+            b"passphrase",
+            true,
+            false,
+            false
+        ));
         assert!(generic_reject(
             b"copy_pass_by_ref = \"",
             b"warn",
             true,
+            false,
             false
         ));
         // `Shared` is no `sha`: a digest's name, not a secret's.
@@ -634,7 +664,42 @@ mod tests {
         // A uuid under a secret's name: kept by a rule that takes any value by its name.
         let uuid = b"123e4567-e89b-12d3-a456-426614174000";
         assert!(reject(b"client_secret = \"", uuid));
-        assert!(!generic_reject(b"client_secret = \"", uuid, false, true));
+        assert!(!generic_reject(
+            b"client_secret = \"",
+            uuid,
+            false,
+            true,
+            false
+        ));
+        // A form body's pairs: many values for a report, all masked by a masker.
+        assert!(generic_reject(
+            b"password=",
+            b"Hq7vRt2mZk&r=Xy8kq2",
+            true,
+            false,
+            false
+        ));
+        assert!(!generic_reject(
+            b"password=",
+            b"Hq7vRt2mZk&r=Xy8kq2",
+            true,
+            false,
+            true
+        ));
+        assert!(generic_reject(
+            b"token=",
+            b"Hq7vRt2mZk&token_type=bearer",
+            false,
+            false,
+            true
+        ));
+        assert!(generic_reject(
+            b"token=",
+            b"OcQREPvC7r&flag=web-api",
+            false,
+            false,
+            true
+        ));
     }
 
     #[test]

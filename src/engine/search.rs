@@ -27,6 +27,43 @@ struct Window {
 /// base fit in 32 bits; a longer range is taken in parts.
 const MAX_RANGE: usize = 1 << 30;
 
+/// For a masker: a value a generic rule's class stopped short of its end, at a character
+/// passwords hold too (`SECRET_KEY=kkXj…(Wun…`, `"password": "…)Tbd4…"`), runs on to its
+/// closing quote, or unquoted to the next blank, tag (`<value>…</value>`) or `&` less the code's
+/// punctuation that ends it there (`f(password=…)`, `{password: …, user: x}`) and a
+/// sentence's stop: what is left after it would be a piece of the secret.
+fn run_on(hay: &[u8], m: &mut Match) {
+    let quote = m
+        .start
+        .checked_sub(1)
+        .map(|i| hay[i])
+        .filter(|b| matches!(b, b'"' | b'\'' | b'`'));
+    // Only where the class stopped at what a password holds and no syntax around a value
+    // means (not a URL's `@` or `/`, a query's `&`, a list's `,`).
+    if !hay.get(m.end).is_some_and(|b| b"()[]{}|\\$?:>".contains(b)) {
+        return;
+    }
+    let rest = &hay[m.end..(m.end + RUN_ON).min(hay.len())];
+    let run = rest
+        .iter()
+        .take_while(|b| !b.is_ascii_whitespace() && !b"\"'`<&".contains(b))
+        .count();
+    let kept = match quote {
+        Some(_) => run,
+        None => rest[..run]
+            .iter()
+            .rposition(|b| !matches!(b, b',' | b';' | b')' | b']' | b'}' | b'>' | b'.' | b':'))
+            .map_or(0, |p| p + 1),
+    };
+    m.end += kept;
+    m.match_end = m.match_end.max(m.end);
+}
+
+/// How far a masker's match runs on past where its rule stopped: over the letters and digits
+/// a token is glued to ([`Engine::confirm_glued`]), over the rest of a value
+/// ([`run_on`]). Further than any provider's token or a password is long.
+const RUN_ON: usize = 256;
+
 impl Engine {
     /// Find every secret in `hay`.
     pub fn scan(&self, hay: &[u8]) -> Vec<Match> {
@@ -95,8 +132,19 @@ impl Engine {
                             windows.push(window);
                         }
                     }
-                    if is_glued && !self.rules[r].generic {
-                        glued.push((r, start, base + window.end as usize));
+                    if self.masking && !self.rules[r].generic {
+                        // Glued to what follows too (`ghp_…xyz`): the rule is tried on the
+                        // text cut where its fixed-length secret would end.
+                        // Not a keyword of hex digits alone (`4b1d`): inside a digest's hex
+                        // every such keyword is glued to more.
+                        let cut = self.compiled[r]
+                            .secret_len
+                            .filter(|_| !hay[start..kend].iter().all(u8::is_ascii_hexdigit))
+                            .map(|n| start + n)
+                            .filter(|&e| hay.get(e).is_some_and(u8::is_ascii_alphanumeric));
+                        if is_glued || cut.is_some() {
+                            glued.push((r, start, cut.unwrap_or(base + window.end as usize)));
+                        }
                     }
                 }
             });
@@ -251,8 +299,12 @@ impl Engine {
     /// For a masker: a provider token glued to the letter or digit before it (`xAKIA…`,
     /// `tokenghp_…`, what a terminal makes of two writes with no separator) fails its rule's
     /// leading boundary, so the rule is tried again on the text from the keyword on, and a
-    /// token that begins right there is kept. Reports leave it out (a token inside a longer
-    /// word is usually not one); a masker masks it, as too much is its safe side.
+    /// token that begins right there is kept. One glued to what follows (`ghp_…xyz`) fails
+    /// its trailing boundary: the rule is tried on the text cut where its fixed-length secret
+    /// ends, and the match kept runs on over the letters and digits after it, which may be
+    /// the token's own (a longer one than the rule knows). Reports leave both out (a token
+    /// inside a longer word is usually not one); a masker masks them, as too much is its
+    /// safe side.
     fn confirm_glued(&self, hay: &[u8], glued: &mut [(usize, usize, usize)], out: &mut Vec<Match>) {
         let mut seen: std::collections::HashSet<(usize, usize, usize)> =
             out.iter().map(|m| (m.rule, m.start, m.end)).collect();
@@ -274,12 +326,21 @@ impl Engine {
                 let input = Input::new(&hay[start..end]).anchored(Anchored::Yes);
                 search(confirmer, &input, rule, group, &mut slots, &mut found);
                 for m in found.into_iter().filter(|m| m.start == 0) {
+                    // Cut short of the letters after it: the match takes them in.
+                    let more = match m.end + start == end {
+                        true => hay[end..]
+                            .iter()
+                            .take(RUN_ON)
+                            .take_while(|b| b.is_ascii_alphanumeric())
+                            .count(),
+                        false => 0,
+                    };
                     let m = Match {
                         start: m.start + start,
-                        end: m.end + start,
+                        end: m.end + start + more,
                         rule,
                         match_start: m.match_start + start,
-                        match_end: m.match_end + start,
+                        match_end: (m.match_end + start).max(m.end + start + more),
                     };
                     if seen.insert((rule, m.start, m.end)) {
                         out.push(m);
@@ -452,6 +513,12 @@ impl Engine {
         raw.sort_unstable();
         raw.dedup();
         raw.retain(|m| reject::keep(&self.rules[m.rule], hay, m, self.masking));
+        if self.masking {
+            for m in raw.iter_mut().filter(|m| self.rules[m.rule].generic) {
+                run_on(hay, m);
+            }
+            raw.sort_unstable();
+        }
         // A rule that needs a companion keeps a match only with the companion close by.
         // Matches are sorted by start, so each check looks at a bounded slice found by binary
         // search (`reaching`), never at every other match.

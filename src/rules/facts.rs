@@ -26,6 +26,10 @@ pub struct Facts {
     pub secret_spans_lines: bool,
     /// The secret starts with a literal of 3 bytes or more in every alternative.
     pub fixed_prefix: bool,
+    /// The secret's length when every match's is the same (`ghp_` and 36 more): where a
+    /// token glued to the letter after it ends (`Engine::confirm_glued`).
+    #[serde(default)]
+    pub secret_len: Option<usize>,
 }
 
 /// `pattern` parsed as the engine compiles it: what `build.rs` reads facts and the engine's
@@ -77,6 +81,10 @@ pub fn of(pattern: &str) -> Result<Facts, String> {
         spans_lines: newline_inside(&hir),
         secret_spans_lines: secret_of(&hir).is_some_and(newline_inside),
         fixed_prefix: secret_has_fixed_prefix(&hir),
+        secret_len: secret_of(&hir).and_then(|h| {
+            let p = h.properties();
+            p.minimum_len().filter(|&n| p.maximum_len() == Some(n))
+        }),
     })
 }
 

@@ -255,6 +255,127 @@ fn a_generated_password_before_punctuation_or_a_form_field_is_masked() {
     assert_eq!(r.stdout, code);
 }
 
+/// A generated password told in a sentence (`your password: …, keep it`, `Your password is
+/// ….`) is masked where it is first printed, and its repeat too. A report leaves prose's values
+/// out (too often words), a masker does not leave a random string.
+#[test]
+fn a_generated_password_told_in_prose_is_masked_at_first_sight() {
+    let sb = hostile();
+    let (_, s) = fake_aws(2517);
+    let password: String = s
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(13)
+        .chain("k4Z".chars())
+        .collect();
+    for line in [
+        format!("your password: {password} ok"),
+        format!("the password: {password} was set"),
+        format!("Your password is {password}."),
+        format!("Temporary password is: {password}"),
+        format!("The new password was set to '{password}', change it"),
+    ] {
+        let text = format!("{line}\nlogged in as {password}\n");
+        let r = run(&sb, &["filter"], Some(text.as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_no_piece(&r.stdout, &password, &line);
+        assert_eq!(r.stdout.matches("[REDACTED:").count(), 2, "{}", r.stdout);
+    }
+    // Prose that goes on in words is left as it is.
+    let prose = "Your password is incorrect.\nthe password: required field\n";
+    let r = run(&sb, &["filter"], Some(prose.as_bytes()));
+    assert_eq!(r.stdout, prose);
+}
+
+/// `cat .env` through a hook and a notebook: the first line of a JSON string is a config
+/// line of its own (`DB_PASSWORD=…` at the string's start, the document's line before it),
+/// masked as `filter` masks it.
+#[test]
+fn the_first_line_of_a_json_string_is_a_config_line() {
+    let sb = hostile();
+    let (_, s) = fake_aws(2518);
+    let password: String = s
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(18)
+        .collect();
+    let env = format!("DB_PASSWORD={password}\nDB_HOST=db\n");
+    let event = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "PostToolUse",
+        "tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "cat .env"},
+        "tool_response": {"stdout": env, "stderr": "", "interrupted": false, "isImage": false}
+    });
+    let r = run(&sb, &["hook", "claude"], Some(event.to_string().as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("updatedToolOutput"),
+        "not masked: {}",
+        r.stdout
+    );
+    assert_no_piece(&r.stdout, &password, "hook answer");
+    let notebook = serde_json::json!({
+        "cells": [{"cell_type": "code", "execution_count": 1, "metadata": {},
+                   "source": ["!cat .env"],
+                   "outputs": [{"output_type": "stream", "name": "stdout",
+                                "text": [format!("DB_PASSWORD={password}\n"), "DB_HOST=db\n"]}]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    sb.write("nb.ipynb", notebook.to_string());
+    let r = run(
+        &sb,
+        &["redact-notebook", "nb.ipynb", "-o", "out.ipynb"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = std::fs::read_to_string(sb.path("out.ipynb")).unwrap();
+    assert_no_piece(&out, &password, "redact-notebook");
+    assert!(out.contains("DB_PASSWORD=[REDACTED"), "{out}");
+}
+
+/// A password holding what ends a value elsewhere: `&r=` (a query string's pairs to a
+/// report, Django's alphabet to a masker) and a bracket (`(`, `)`), unquoted, are masked
+/// whole at first sight.
+#[test]
+fn a_password_with_an_ampersand_pair_or_a_bracket_is_masked_whole() {
+    let sb = hostile();
+    let (_, s) = fake_aws(2519);
+    let a: String = s
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(20)
+        .collect();
+    let b: String = s
+        .chars()
+        .rev()
+        .filter(char::is_ascii_alphanumeric)
+        .take(13)
+        .collect();
+    for value in [
+        format!("{}&r={}", &a[..8], &b[..8]),
+        format!("{a}({b}"),
+        format!("{a}){b}"),
+    ] {
+        for line in [
+            format!("POSTGRES_PASSWORD={value}"),
+            format!("  secret_key: {value}"),
+            format!("\"password\": \"{value}\""),
+        ] {
+            let r = run(&sb, &["filter"], Some(format!("{line}\n").as_bytes()));
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            for piece in [&a[..8], &b[..8]] {
+                assert!(!r.stdout.contains(piece), "{line} -> {}", r.stdout);
+            }
+        }
+    }
+    // Code's punctuation after a value still ends it, outside the marker.
+    let code = format!("connect(host='h', password={a})\n");
+    let r = run(&sb, &["filter"], Some(code.as_bytes()));
+    assert_eq!(
+        r.stdout,
+        "connect(host='h', password=[REDACTED:generic.password])\n"
+    );
+}
+
 /// A base64 block that decodes to an assignment keeps its own name when it is itself a
 /// value (`{"data": "<base64 of password=…>"}`): the outer name put before the decoded text
 /// hid `password=` from the rules, so the block was found on a bare line only.
@@ -787,9 +908,9 @@ fn a_private_key_at_the_end_of_a_stream_loses_nothing_after_it() {
     }
 }
 
-/// A provider token glued to the letter before it (two writes with no separator between,
-/// `tokenghp_…`) is masked by the maskers, and left out of reports, where a token inside a
-/// longer word is usually not one.
+/// A provider token glued to the letter before or after it (two writes with no separator
+/// between, `tokenghp_…`, `ghp_…xyz`) is masked by the maskers, and left out of reports,
+/// where a token inside a longer word is usually not one.
 #[test]
 fn a_token_glued_to_a_letter_is_masked_by_a_masker_not_reported() {
     let sb = Sandbox::new();
@@ -807,6 +928,23 @@ fn a_token_glued_to_a_letter_is_masked_by_a_masker_not_reported() {
     sb.write("glued.txt", &input);
     let r = sb.run(&["scan", "glued.txt", "--format", "jsonl"]);
     assert_eq!(r.code, 0, "reported: {}", r.stdout);
+    // Glued to the letters after it, each at first sight (a run of its own): masked with
+    // them, for they may be the token's own.
+    for (line, rule) in [
+        (format!("{token}xyz done"), "github.pat"),
+        (format!("x{token}Q7 done"), "github.pat"),
+        (format!("{key_id}Q7abc done"), "aws.access-key-id"),
+    ] {
+        let r = sb.run_stdin(&["filter"], Some(format!("{line}\n").as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_no_piece(&r.stdout, &token, &line);
+        assert_no_piece(&r.stdout, &key_id, &line);
+        let masked = format!("[REDACTED:{rule}] done\n");
+        assert!(r.stdout.ends_with(&masked), "{line}: {}", r.stdout);
+        sb.write("glued.txt", &line);
+        let r = sb.run(&["scan", "glued.txt", "--format", "jsonl"]);
+        assert_eq!(r.code, 0, "reported: {}", r.stdout);
+    }
 }
 
 /// A `run` child's background job that writes after the parent exited (issue 25, #6): its
