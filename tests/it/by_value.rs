@@ -376,6 +376,47 @@ fn a_password_with_an_ampersand_pair_or_a_bracket_is_masked_whole() {
     );
 }
 
+/// Shapes a shell trace, a CLI or `curl -v` prints a credential in, each masked at first
+/// sight (a run of its own): a password as the next argument of its flag, htpasswd's batch
+/// mode, an `Authorization` header with no scheme, a session cookie, a key in a query string,
+/// a .NET appSettings entry, and an AWS key pair in `aws iam create-access-key --output text`.
+#[test]
+fn credentials_in_commands_headers_and_cli_output_are_masked_at_first_sight() {
+    let sb = hostile();
+    let (key_id, aws) = fake_aws(2520);
+    let p: String = aws
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(16)
+        .collect();
+    let t = fake_aws(2521).1.replace(['/', '+'], "x");
+    for (line, secret) in [
+        (format!("+ docker login -u bob -p {p} registry.acme.io"), &p),
+        (
+            format!("+ mytool login --user bob --password {p} --host x"),
+            &p,
+        ),
+        (format!("+ redis-cli -h cache -a {p} ping"), &p),
+        (format!("+ sshpass -p {p} ssh root@host"), &p),
+        (format!("htpasswd -b -c .htpasswd admin {p}"), &p),
+        (format!("> Authorization: {t}"), &t),
+        (format!("< Set-Cookie: sessionid={t}; Path=/; HttpOnly"), &t),
+        (
+            format!("GET https://api.acme.io/v1/items?api_key={p}&limit=10"),
+            &p,
+        ),
+        (format!("<add key=\"DbPassword\" value=\"{p}\" />"), &p),
+        (
+            format!("ACCESSKEY\t{key_id}\t2026-12-07T21:40:11+00:00\t{aws}\tActive\tci"),
+            &aws,
+        ),
+    ] {
+        let r = run(&sb, &["filter"], Some(format!("{line}\n").as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_no_piece(&r.stdout, secret, &line);
+    }
+}
+
 /// A base64 block that decodes to an assignment keeps its own name when it is itself a
 /// value (`{"data": "<base64 of password=…>"}`): the outer name put before the decoded text
 /// hid `password=` from the rules, so the block was found on a bare line only.
