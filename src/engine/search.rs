@@ -135,11 +135,16 @@ impl Engine {
                     if self.masking && !self.rules[r].generic {
                         // Glued to what follows too (`ghp_…xyz`): the rule is tried on the
                         // text cut where its fixed-length secret would end.
-                        // Not a keyword of hex digits alone (`4b1d`): inside a digest's hex
-                        // every such keyword is glued to more.
+                        // A provider's prefix as written (`ghp_`, `AKIA`, `sk-`), not a
+                        // word (`token_count`, at every line of a log) nor hex digits alone
+                        // (`4b1d`, glued to more inside every digest): each hit tried costs
+                        // an anchored search.
+                        let kw = &hay[start..kend];
+                        let prefix = kw.iter().any(|b| !b.is_ascii_lowercase())
+                            && !kw.iter().all(u8::is_ascii_hexdigit);
                         let cut = self.compiled[r]
                             .secret_len
-                            .filter(|_| !hay[start..kend].iter().all(u8::is_ascii_hexdigit))
+                            .filter(|_| prefix)
                             .map(|n| start + n)
                             .filter(|&e| hay.get(e).is_some_and(u8::is_ascii_alphanumeric));
                         if is_glued || cut.is_some() {
@@ -513,7 +518,7 @@ impl Engine {
         raw.sort_unstable();
         raw.dedup();
         raw.retain(|m| reject::keep(&self.rules[m.rule], hay, m, self.masking));
-        if self.masking {
+        if self.masking && !raw.is_empty() {
             for m in raw.iter_mut().filter(|m| self.rules[m.rule].generic) {
                 run_on(hay, m);
             }
