@@ -153,6 +153,12 @@ pub fn masking_engine(r: &RuleSources, startup: Startup) -> Result<Engine> {
     // as wrong here as under `scan`: said, not passed over.
     Policy::new(&cfg.allow, &name)?;
     let set = rule_set(&cfg, &r.rule_files)?;
+    // Nor are its hooks and validation settings, which a masker does not use: a mistake in
+    // them (`when = "bogus"`, an endpoint for no provider) fails `scan` with the same config.
+    for h in &cfg.hooks {
+        OperatorHook::new(h, &cfg.dir).with_context(|| name.clone())?;
+    }
+    validation_options(&cfg, true).with_context(|| name.clone())?;
     if !name.is_empty() || !r.rule_files.is_empty() {
         if let Some(less) = masks_less(&set, rules::builtin_without_examples()) {
             let from = match (name.is_empty(), r.rule_files.is_empty()) {

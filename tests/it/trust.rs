@@ -273,8 +273,22 @@ fn a_regex_error_does_not_quote_the_pattern() {
     // A glob's error neither: an allow list's path pattern, a disabled rules' pattern.
     sb.write("glob.toml", format!("[allow]\npaths = [\"{secret}[\"]\n"));
     sb.write("off.toml", format!("[rules]\ndisable = [\"{secret}[\"]\n"));
+    // A hook's and a validation setting's mistakes, which a masker does not use either.
+    sb.write(
+        "hook.toml",
+        "[[hooks]]\nname = \"h\"\nwhen = \"bogus\"\ncommand = [\"true\"]\n",
+    );
+    sb.write(
+        "endpoint.toml",
+        "[validate.endpoints]\nnoprovider = \"http://127.0.0.1:9\"\n",
+    );
     // A masker, which masks what an allow list accepts too, still says the list is broken.
-    for (config, names) in [("glob.toml", "allow.paths"), ("off.toml", "rules.disable")] {
+    for (config, names) in [
+        ("glob.toml", "allow.paths"),
+        ("off.toml", "rules.disable"),
+        ("hook.toml", "when"),
+        ("endpoint.toml", "validate.endpoints.noprovider"),
+    ] {
         for args in [
             vec!["scan", "clean.txt", "--config", config],
             vec!["filter", "--config", config],
