@@ -129,6 +129,16 @@ pub fn varies_like_a_token(v: &[u8]) -> bool {
     4 * class_runs(v) >= v.len() && !super::words::made_of_words(v) && !word_shaped(v)
 }
 
+/// Twelve letters and digits or more that change class at least every other byte, as
+/// random ones do (`KqTfXbWmRzPaLsDe`), and are not words nor an identifier's parts
+/// (`isValidation` changes class three times in twelve).
+pub(super) fn random_run(v: &[u8]) -> bool {
+    v.len() >= 12
+        && v.iter().all(u8::is_ascii_alphanumeric)
+        && 2 * class_runs(v) + 2 >= v.len()
+        && varies_like_a_token(v)
+}
+
 /// A value of random runs between punctuation (a SendGrid key's `SG.….…`, a password's
 /// `5bub.mDxClHG/J7L`): it varies as a token does, and no part between its punctuation is a
 /// word, as a host's or a path's are (`hooks.slack.com/services/…`, `/v1/organizations/…`).
@@ -255,6 +265,21 @@ mod tests {
     fn lit(line: &str, secret: &str) -> bool {
         let start = line.find(secret).unwrap();
         is_literal(line.as_bytes(), &Match::at(start, secret.len(), start))
+    }
+
+    #[test]
+    fn random_runs_of_letters_not_identifiers() {
+        for v in ["KqTfXbWmRzPaLsDe", "bWmRzPaLsDeKqTfX7"] {
+            assert!(random_run(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "isValidation",
+            "getElementById",
+            "AuthenticateUser",
+            "refreshTokenV2",
+        ] {
+            assert!(!random_run(v.as_bytes()), "{v}");
+        }
     }
 
     #[test]

@@ -134,11 +134,11 @@ impl Engine {
                     }
                     if self.masking && !self.rules[r].generic {
                         // Glued to what follows too (`ghp_…xyz`): the rule is tried on the
-                        // text cut where its fixed-length secret would end.
-                        // A provider's prefix as written (`ghp_`, `AKIA`, `sk-`), not a
-                        // word (`token_count`, at every line of a log) nor hex digits alone
-                        // (`4b1d`, glued to more inside every digest): each hit tried costs
-                        // an anchored search.
+                        // text cut where its fixed-length secret would end, at a keyword
+                        // written as a provider's prefix (`ghp_`, `AKIA`, `sk-`), not a word
+                        // (`token_count`, on every line of a log) nor hex digits alone
+                        // (`4b1d`, glued to more inside every digest): each try costs an
+                        // anchored search.
                         let kw = &hay[start..kend];
                         let prefix = kw.iter().any(|b| !b.is_ascii_lowercase())
                             && !kw.iter().all(u8::is_ascii_hexdigit);

@@ -575,6 +575,21 @@ fn encoded(value: &[u8]) -> Vec<Vec<u8>> {
     if decoded.len() < value.len() {
         forms.push(decoded);
     }
+    // A generated value spelt a byte at a time: hex (`.hex()`, `xxd -p`), and every byte
+    // escaped as JSON's `\u0061` or a C string's `\x61` writes it. Not for every value: a
+    // run's tens of thousands of names would each take three long forms.
+    if value.len() <= 128 && crate::engine::looks_generated(value) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let spelt = |lead: &[u8]| -> Vec<u8> {
+            let mut out = Vec::with_capacity(value.len() * (lead.len() + 2));
+            for &b in value {
+                out.extend_from_slice(lead);
+                out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+            }
+            out
+        };
+        forms.extend([spelt(b""), spelt(b"\\u00"), spelt(b"\\x")]);
+    }
     let b64 = STANDARD_NO_PAD.encode(value).into_bytes();
     if b64.iter().any(|b| b"+/".contains(b)) {
         forms.push(URL_SAFE_NO_PAD.encode(value).into_bytes());
