@@ -119,6 +119,16 @@ impl Engine {
                     return;
                 }
                 let is_glued = self.masking && start > 0 && hay[start - 1].is_ascii_alphanumeric();
+                // Glued to what follows too (`ghp_…xyz`), a fixed-length rule is tried on the
+                // text cut where its secret would end, at a keyword written as a provider's
+                // prefix (`ghp_`, `AKIA`, `sk-`), not a word (`token_count`, on every line of
+                // a log) nor hex digits alone (`4b1d`, glued to more inside every digest):
+                // each try costs an anchored search. Judged once for the hit's rules.
+                let prefix = self.masking && {
+                    let kw = &hay[start..kend];
+                    kw.iter().any(|b| !b.is_ascii_lowercase())
+                        && !kw.iter().all(u8::is_ascii_hexdigit)
+                };
                 for &(r, slot) in &self.keyword_rules[k] {
                     let window = self.window(r, start, kend, hay.len(), base, true);
                     if self.may_start(r, slot, hay, start) {
@@ -133,15 +143,6 @@ impl Engine {
                         }
                     }
                     if self.masking && !self.rules[r].generic {
-                        // Glued to what follows too (`ghp_…xyz`): the rule is tried on the
-                        // text cut where its fixed-length secret would end, at a keyword
-                        // written as a provider's prefix (`ghp_`, `AKIA`, `sk-`), not a word
-                        // (`token_count`, on every line of a log) nor hex digits alone
-                        // (`4b1d`, glued to more inside every digest): each try costs an
-                        // anchored search.
-                        let kw = &hay[start..kend];
-                        let prefix = kw.iter().any(|b| !b.is_ascii_lowercase())
-                            && !kw.iter().all(u8::is_ascii_hexdigit);
                         let cut = self.compiled[r]
                             .secret_len
                             .filter(|_| prefix)

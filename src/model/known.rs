@@ -524,24 +524,23 @@ fn encoded(value: &[u8]) -> Vec<Vec<u8>> {
     // Built only where they differ from the value: a run learns tens of thousands of values,
     // most of them letters and digits alone, whose only other form is base64.
     let mut forms = Vec::new();
+    // A byte as two hex digits, in either case.
+    let (upper, lower) = (b"0123456789ABCDEF", b"0123456789abcdef");
+    let hex = |b: u8, digits: &[u8; 16]| [digits[usize::from(b >> 4)], digits[usize::from(b & 15)]];
     let unreserved = |b: &u8| b.is_ascii_alphanumeric() || b"-._~".contains(b);
     if !value.iter().all(unreserved) {
-        let percent = |keep: &[u8], hex: &[u8; 16]| -> Vec<u8> {
+        let percent = |keep: &[u8], digits: &[u8; 16]| -> Vec<u8> {
             let mut out = Vec::with_capacity(value.len() * 3);
             for &b in value {
                 if unreserved(&b) || keep.contains(&b) {
                     out.push(b);
                 } else {
-                    out.extend_from_slice(&[
-                        b'%',
-                        hex[usize::from(b >> 4)],
-                        hex[usize::from(b & 15)],
-                    ]);
+                    out.push(b'%');
+                    out.extend_from_slice(&hex(b, digits));
                 }
             }
             out
         };
-        let (upper, lower) = (b"0123456789ABCDEF", b"0123456789abcdef");
         // JavaScript keeps `!*'()` as they are; Python encodes them.
         let keeps: &[&[u8]] = if value.iter().any(|b| b"!*'()".contains(b)) {
             &[b"", b"!*'()"]
@@ -579,12 +578,11 @@ fn encoded(value: &[u8]) -> Vec<Vec<u8>> {
     // escaped as JSON's `\u0061` or a C string's `\x61` writes it. Not for every value: a
     // run's tens of thousands of names would each take three long forms.
     if value.len() <= 128 && crate::engine::looks_generated(value) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let spelt = |lead: &[u8]| -> Vec<u8> {
             let mut out = Vec::with_capacity(value.len() * (lead.len() + 2));
             for &b in value {
                 out.extend_from_slice(lead);
-                out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+                out.extend_from_slice(&hex(b, lower));
             }
             out
         };
